@@ -1,0 +1,187 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// FallbackPolicy says where traffic goes when the sender's grid unit has no endpoint.
+// +enum
+type FallbackPolicy string
+
+const (
+	// FallbackNone keeps traffic inside the sender's grid unit, even when that
+	// leaves the node without an endpoint (SuperEdge behaviour).
+	FallbackNone FallbackPolicy = "None"
+	// FallbackAny sends traffic to any endpoint of the Service when the sender's
+	// grid unit has no ready endpoint.
+	FallbackAny FallbackPolicy = "Any"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceGrid is a Service whose traffic stays inside the grid unit of the node
+// that sends it. gridview owns a Service named <name>-svc built from the template.
+type ServiceGrid struct {
+	metav1.TypeMeta `json:",inline"`
+	// Standard object metadata. The name must leave room for the "-svc" suffix
+	// of the owned Service: at most 59 characters.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired Service and its topology.
+	Spec ServiceGridSpec `json:"spec"`
+	// Status is the observed state of the owned Service.
+	// +optional
+	Status ServiceGridStatus `json:"status,omitempty"`
+}
+
+// ServiceGridSpec describes the Service and how its traffic is kept local.
+type ServiceGridSpec struct {
+	// GridUniqKey is the node label key whose value names a node's grid unit,
+	// for example superedge.io/nodeunit. Nodes that share the label's value
+	// route to each other's endpoints only. It must be a qualified name.
+	// +required
+	GridUniqKey string `json:"gridUniqKey"`
+	// Fallback says what a node whose grid unit has no ready endpoint routes to:
+	// "None" (default, SuperEdge behaviour) routes to nothing, "Any" routes to
+	// every endpoint of the Service.
+	// +optional
+	Fallback FallbackPolicy `json:"fallback,omitempty"`
+	// Template is the spec of the owned Service. Fields the API server allocates
+	// (clusterIP, nodePorts) are kept on the Service when left empty here.
+	Template corev1.ServiceSpec `json:"template"`
+}
+
+// ServiceGridConditionReady is true when the owned Service matches the spec.
+const ServiceGridConditionReady = "Ready"
+
+// ServiceGridStatus is the observed state of a ServiceGrid.
+type ServiceGridStatus struct {
+	// ServiceName is the name of the owned Service.
+	// +optional
+	ServiceName string `json:"serviceName,omitempty"`
+	// ObservedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions holds the Ready condition of the ServiceGrid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// LoadBalancer mirrors the owned Service's load balancer status.
+	// +optional
+	LoadBalancer corev1.LoadBalancerStatus `json:"loadBalancer,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceGridList is a list of ServiceGrids.
+type ServiceGridList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ServiceGrid `json:"items"`
+}
+
+// TopologyMode names how a Service's endpoints are pruned for a node.
+// +enum
+type TopologyMode string
+
+const (
+	// TopologyModeNone means the Service is not pruned: every endpoint is kept.
+	TopologyModeNone TopologyMode = "None"
+	// TopologyModeAnyMatch is SuperEdge's topologyKeys semantics: an endpoint
+	// is kept when it shares the value of at least one key with the node.
+	TopologyModeAnyMatch TopologyMode = "AnyMatch"
+	// TopologyModeOrdered is gridview's ordered preference: the first key whose
+	// tier holds a ready endpoint wins.
+	TopologyModeOrdered TopologyMode = "Ordered"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NodeEndpoints is what one node routes to for one Service: the Service's
+// EndpointSlices pruned to the node's topology. It is computed, read-only, and
+// named <node>.<service>.
+type NodeEndpoints struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// NodeName is the node this view is for.
+	NodeName string `json:"nodeName"`
+	// ServiceName is the Service this view is of, in the object's namespace.
+	ServiceName string `json:"serviceName"`
+	// Topology says how the endpoints were chosen.
+	Topology TopologyInfo `json:"topology"`
+	// Slices are the Service's EndpointSlices, each pruned to this node's view,
+	// keeping the source slice's name and labels.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Slices []NodeEndpointSlice `json:"slices,omitempty"`
+}
+
+// TopologyInfo says how a view was pruned.
+type TopologyInfo struct {
+	// Mode is None, AnyMatch or Ordered.
+	Mode TopologyMode `json:"mode"`
+	// Keys are the node label keys of the Service's topology annotation, in order.
+	// +optional
+	// +listType=atomic
+	Keys []string `json:"keys,omitempty"`
+	// MatchedKey is the key whose tier was chosen, "*" for every endpoint, or
+	// empty when nothing matched.
+	// +optional
+	MatchedKey string `json:"matchedKey,omitempty"`
+}
+
+// NodeEndpointSlice is one source EndpointSlice pruned to a node's view.
+type NodeEndpointSlice struct {
+	// Name is the source EndpointSlice's name.
+	Name string `json:"name"`
+	// Labels are the source EndpointSlice's labels, such as
+	// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// AddressType is the source slice's address type: IPv4, IPv6 or FQDN.
+	AddressType discoveryv1.AddressType `json:"addressType"`
+	// Ports are the source slice's ports.
+	// +optional
+	// +listType=atomic
+	Ports []discoveryv1.EndpointPort `json:"ports,omitempty"`
+	// Endpoints are the endpoints this node routes to, without topology hints.
+	// +optional
+	// +listType=atomic
+	Endpoints []discoveryv1.Endpoint `json:"endpoints,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NodeEndpointsList is a list of NodeEndpoints.
+type NodeEndpointsList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []NodeEndpoints `json:"items"`
+}

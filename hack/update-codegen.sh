@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Copyright 2026 The gridview Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
+# Regenerates deepcopy, defaults, conversion, OpenAPI, clientset, listers,
+# informers and apply configurations from the types under apis/.
+set -o errexit -o nounset -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+MODULE=github.com/gridview/gridview
+BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
+CODEGEN_PKG=$(cd "${ROOT}" && go list -m -f '{{.Dir}}' k8s.io/code-generator)
+
+cd "${ROOT}"
+# shellcheck source=/dev/null
+source "${CODEGEN_PKG}/kube_codegen.sh"
+
+kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${ROOT}/apis"
+
+kube::codegen::gen_openapi \
+  --output-dir "${ROOT}/generated/openapi" \
+  --output-pkg "${MODULE}/generated/openapi" \
+  --output-model-name-file zz_generated.model_name.go \
+  --report-filename "${ROOT}/hack/api-rule-violations.list" \
+  --update-report \
+  --boilerplate "${BOILERPLATE}" \
+  "${ROOT}/apis"
+
+schema=$(mktemp)
+trap 'rm -f "${schema}"' EXIT
+go run ./hack/models-schema > "${schema}"
+
+kube::codegen::gen_client \
+  --with-watch \
+  --with-applyconfig \
+  --applyconfig-openapi-schema "${schema}" \
+  --plural-exceptions "NodeEndpoints:NodeEndpoints" \
+  --output-dir "${ROOT}/generated" \
+  --output-pkg "${MODULE}/generated" \
+  --boilerplate "${BOILERPLATE}" \
+  "${ROOT}/apis"

@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package apiserver assembles gridview-apiserver: the topology.gridview.io
+// group served by a generic Kubernetes API server.
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
+	"github.com/gridview/gridview/pkg/registry/topology/servicegrid"
+)
+
+// Config is the configuration of gridview-apiserver.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+}
+
+// CompletedConfig is a Config whose defaults are filled in.
+type CompletedConfig struct {
+	GenericConfig genericapiserver.CompletedConfig
+}
+
+// Server is a running gridview-apiserver.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+// Complete fills in the defaults of the generic server.
+func (c *Config) Complete() CompletedConfig {
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete()}
+}
+
+// New builds the server and installs the topology.gridview.io group.
+func (c CompletedConfig) New() (*Server, error) {
+	generic, err := c.GenericConfig.New("gridview-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+
+	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
+	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(topology.GroupName, Scheme, metav1.ParameterCodec, Codecs)
+	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
+		"servicegrids":        serviceGrids,
+		"servicegrids/status": serviceGridStatus,
+		"nodeendpoints":       nodeendpoints.NewStorage(),
+	}
+	if err := generic.InstallAPIGroup(&apiGroupInfo); err != nil {
+		return nil, err
+	}
+	return &Server{GenericAPIServer: generic}, nil
+}

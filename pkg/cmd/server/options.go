@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package server holds the command line of gridview-apiserver: options that
+// are completed, validated, turned into a config and run.
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	basecompatibility "k8s.io/component-base/compatibility"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	baseversion "k8s.io/component-base/version"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	generatedopenapi "github.com/gridview/gridview/generated/openapi"
+	"github.com/gridview/gridview/pkg/apiserver"
+	"github.com/gridview/gridview/pkg/embeddedetcd"
+)
+
+const (
+	etcdPathPrefix = "/registry/topology.gridview.io"
+	// etcdReachTimeout bounds how long start-up waits for an external etcd.
+	etcdReachTimeout = 20 * time.Second
+)
+
+func init() {
+	// The logging flags read their feature gates from the process-wide gate.
+	utilruntime.Must(logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate))
+}
+
+// Options are the command-line options of gridview-apiserver.
+type Options struct {
+	RecommendedOptions *genericoptions.RecommendedOptions
+	Logs               *logsapi.LoggingConfiguration
+	// DataDir is where the embedded etcd keeps ServiceGrids when no external
+	// etcd is given with --etcd-servers.
+	DataDir string
+
+	// embeddedEtcd is set by Complete when ServiceGrids live in the embedded etcd.
+	embeddedEtcd *embeddedetcd.Config
+}
+
+// NewOptions returns the default options.
+func NewOptions() *Options {
+	o := &Options{
+		RecommendedOptions: genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
+		Logs:               logsapi.NewLoggingConfiguration(),
+		DataDir:            "/var/lib/gridview/etcd",
+	}
+	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
+		schema.GroupKind{Group: v1alpha1.GroupName})
+	return o
+}
+
+// AddFlags adds the options' flags to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.RecommendedOptions.AddFlags(fs)
+	logsapi.AddFlags(o.Logs, fs)
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
+		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
+}
+
+// Complete chooses the embedded etcd when no external one is given.
+func (o *Options) Complete() error {
+	if err := logsapi.ValidateAndApply(o.Logs, utilfeature.DefaultFeatureGate); err != nil {
+		return err
+	}
+	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) > 0 {
+		return nil
+	}
+	cfg, err := embeddedetcd.NewConfig(o.DataDir)
+	if err != nil {
+		return err
+	}
+	o.embeddedEtcd = cfg
+	o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{cfg.ClientURL.String()}
+	return nil
+}
+
+// Validate reports every invalid option at once.
+func (o *Options) Validate() error {
+	errs := o.RecommendedOptions.Validate()
+	if o.embeddedEtcd != nil {
+		if err := embeddedetcd.ValidateDataDir(o.DataDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config builds the server's configuration.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil,
+		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
+	}
+
+	cfg := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	cfg.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	cfg.OpenAPIConfig.Info.Title = "gridview"
+	cfg.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	cfg.OpenAPIV3Config.Info.Title = "gridview"
+	cfg.FeatureGate = utilfeature.DefaultFeatureGate
+	cfg.EffectiveVersion = basecompatibility.NewEffectiveVersionFromString(baseversion.DefaultKubeBinaryVersion, "", "")
+
+	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: cfg}, nil
+}
+
+// Run starts the storage, then serves until ctx is done.
+func (o *Options) Run(ctx context.Context) error {
+	if o.embeddedEtcd != nil {
+		etcd, err := embeddedetcd.Start(ctx, o.embeddedEtcd)
+		if err != nil {
+			return err
+		}
+		defer etcd.Close()
+	} else if err := o.waitForExternalEtcd(ctx); err != nil {
+		return err
+	}
+
+	cfg, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return err
+	}
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// waitForExternalEtcd fails start-up when --etcd-servers cannot be reached,
+// instead of serving a group whose every request would fail.
+func (o *Options) waitForExternalEtcd(ctx context.Context) error {
+	storage := o.RecommendedOptions.Etcd.StorageConfig
+	ready, err := factory.CreateReadyCheck(storage, ctx.Done())
+	if err != nil {
+		return fmt.Errorf("connecting to etcd at %v: %w", storage.Transport.ServerList, err)
+	}
+	var lastErr error
+	err = wait.PollUntilContextTimeout(ctx, time.Second, etcdReachTimeout, true, func(context.Context) (bool, error) {
+		lastErr = ready()
+		return lastErr == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cannot reach etcd at %v within %s: %v", storage.Transport.ServerList, etcdReachTimeout, lastErr)
+	}
+	klog.InfoS("External etcd is reachable", "servers", storage.Transport.ServerList)
+	return nil
+}

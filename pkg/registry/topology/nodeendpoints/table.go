@@ -1,0 +1,96 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package nodeendpoints
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/registry/table"
+)
+
+// maxEndpointsShown matches kubectl's "kubectl get endpoints".
+const maxEndpointsShown = 3
+
+var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
+	Columns: []metav1.TableColumnDefinition{
+		table.NameColumn,
+		{Name: "Node", Type: "string", Description: "The node this view is for."},
+		{Name: "Service", Type: "string", Description: "The Service this view is of."},
+		{Name: "Topology", Type: "string", Description: "The topology mode and the key whose tier was chosen."},
+		{Name: "Endpoints", Type: "string", Description: "The endpoints the node routes to."},
+		table.AgeColumn,
+	},
+	Row: func(ne *topology.NodeEndpoints) []interface{} {
+		return []interface{}{ne.Name, ne.NodeName, ne.ServiceName, formatTopology(ne.Topology), formatEndpoints(ne.Slices), table.Age(ne.CreationTimestamp)}
+	},
+}
+
+func formatTopology(t topology.TopologyInfo) string {
+	if t.Mode == "" || t.Mode == topology.TopologyModeNone {
+		return string(topology.TopologyModeNone)
+	}
+	matched := t.MatchedKey
+	if matched == "" {
+		matched = "<none>"
+	}
+	return fmt.Sprintf("%s(%s)", t.Mode, matched)
+}
+
+// formatEndpoints prints address:port pairs the way "kubectl get endpoints"
+// does: the first few, then how many more.
+func formatEndpoints(slices []topology.NodeEndpointSlice) string {
+	var shown []string
+	total := 0
+	add := func(endpoint string) {
+		total++
+		if len(shown) < maxEndpointsShown {
+			shown = append(shown, endpoint)
+		}
+	}
+	for _, slice := range slices {
+		for _, ep := range slice.Endpoints {
+			for _, addr := range ep.Addresses {
+				if len(slice.Ports) == 0 {
+					add(addr)
+				}
+				for _, port := range slice.Ports {
+					add(hostPort(addr, port.Port))
+				}
+			}
+		}
+	}
+	if total == 0 {
+		return "<none>"
+	}
+	out := strings.Join(shown, ",")
+	if total > len(shown) {
+		out += fmt.Sprintf(" + %d more...", total-len(shown))
+	}
+	return out
+}
+
+func hostPort(addr string, port *int32) string {
+	if port == nil {
+		return addr
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(int(*port)))
+}

@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package servicegrid
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/gridview/gridview/apis/topology"
+)
+
+var (
+	_ rest.StandardStorage    = &REST{}
+	_ rest.ShortNamesProvider = &REST{}
+	_ rest.CategoriesProvider = &REST{}
+	_ rest.Patcher            = &StatusREST{}
+	_ rest.Storage            = &StatusREST{}
+)
+
+// REST stores ServiceGrids in etcd.
+type REST struct {
+	*genericregistry.Store
+}
+
+// StatusREST serves the status subresource of ServiceGrids.
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+// NewREST returns the storage of servicegrids and of servicegrids/status.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
+	mainStrategy := NewStrategy(scheme)
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return &topology.ServiceGrid{} },
+		NewListFunc:               func() runtime.Object { return &topology.ServiceGridList{} },
+		DefaultQualifiedResource:  topology.Resource("servicegrids"),
+		SingularQualifiedResource: topology.Resource("servicegrid"),
+
+		CreateStrategy:      mainStrategy,
+		UpdateStrategy:      mainStrategy,
+		DeleteStrategy:      mainStrategy,
+		ResetFieldsStrategy: mainStrategy,
+
+		TableConvertor: tableConvertor,
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
+		return nil, nil, err
+	}
+
+	statusStore := *store
+	status := NewStatusStrategy(mainStrategy)
+	statusStore.UpdateStrategy = status
+	statusStore.ResetFieldsStrategy = status
+	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+// ShortNames implements rest.ShortNamesProvider.
+func (*REST) ShortNames() []string { return []string{"sg"} }
+
+// Categories implements rest.CategoriesProvider: "kubectl get gridview" lists ServiceGrids.
+func (*REST) Categories() []string { return []string{"gridview"} }
+
+// New returns an empty ServiceGrid.
+func (r *StatusREST) New() runtime.Object { return &topology.ServiceGrid{} }
+
+// Destroy does nothing: the main resource owns the store.
+func (r *StatusREST) Destroy() {}
+
+// Get returns the ServiceGrid whose status is read.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update writes the status of a ServiceGrid; every other change is discarded.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// The status subresource never creates: a ServiceGrid must exist first.
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ConvertToTable prints the ServiceGrid as the main resource does.
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
