@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -46,11 +45,7 @@ import (
 	"github.com/gridview/gridview/pkg/embeddedetcd"
 )
 
-const (
-	etcdPathPrefix = "/registry/topology.gridview.io"
-	// etcdReachTimeout bounds how long start-up waits for an external etcd.
-	etcdReachTimeout = 20 * time.Second
-)
+const etcdPathPrefix = "/registry/topology.gridview.io"
 
 func init() {
 	// The logging flags read their feature gates from the process-wide gate.
@@ -65,6 +60,8 @@ type Options struct {
 	// etcd is given with --etcd-servers.
 	DataDir string
 
+	// etcdReachTimeout bounds how long start-up waits for an external etcd.
+	etcdReachTimeout time.Duration
 	// embeddedEtcd is set by Complete when ServiceGrids live in the embedded etcd.
 	embeddedEtcd *embeddedetcd.Config
 }
@@ -75,6 +72,7 @@ func NewOptions() *Options {
 		RecommendedOptions: genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
 		Logs:               logsapi.NewLoggingConfiguration(),
 		DataDir:            "/var/lib/gridview/etcd",
+		etcdReachTimeout:   20 * time.Second,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: v1alpha1.GroupName})
@@ -171,14 +169,29 @@ func (o *Options) waitForExternalEtcd(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting to etcd at %v: %w", storage.Transport.ServerList, err)
 	}
-	var lastErr error
-	err = wait.PollUntilContextTimeout(ctx, time.Second, etcdReachTimeout, true, func(context.Context) (bool, error) {
-		lastErr = ready()
-		return lastErr == nil, nil
-	})
-	if err != nil {
-		return fmt.Errorf("cannot reach etcd at %v within %s: %v", storage.Transport.ServerList, etcdReachTimeout, lastErr)
+	ctx, cancel := context.WithTimeout(ctx, o.etcdReachTimeout)
+	defer cancel()
+	lastErr := context.DeadlineExceeded
+	unreachable := func() error {
+		return fmt.Errorf("cannot reach etcd at %v within %s: %v", storage.Transport.ServerList, o.etcdReachTimeout, lastErr)
 	}
-	klog.InfoS("External etcd is reachable", "servers", storage.Transport.ServerList)
-	return nil
+	for {
+		// One check may block longer than the whole budget, so it runs aside.
+		result := make(chan error, 1)
+		go func() { result <- ready() }()
+		select {
+		case lastErr = <-result:
+			if lastErr == nil {
+				klog.InfoS("External etcd is reachable", "servers", storage.Transport.ServerList)
+				return nil
+			}
+		case <-ctx.Done():
+			return unreachable()
+		}
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return unreachable()
+		}
+	}
 }

@@ -1,0 +1,60 @@
+# gridview — make targets. `make run` and `make test` are the two that matter;
+# update-*/verify-* come in pairs.
+
+SHELL := /usr/bin/env bash
+BIN_DIR := $(CURDIR)/_output/bin
+GO_PACKAGES := ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/...
+UNIT_PACKAGES := $(shell go list ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/... 2>/dev/null | grep -v /test/e2e)
+E2E_TIMEOUT ?= 30m
+
+.PHONY: all build tools run test test-unit test-e2e bench \
+	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
+
+all: build
+
+## build: compile gridview-apiserver into _output/bin.
+build:
+	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
+
+## tools: build etcd, kube-apiserver and kube-proxy v1.37.2 from the Go module proxy (once).
+tools:
+	hack/build-tools.sh
+
+## run: start a local control plane with gridview-apiserver and a demo; Ctrl-C stops it.
+run: tools build
+	go run ./hack/local-up --bin-dir $(BIN_DIR)
+
+## test: unit tests (with -race) and the end-to-end suite against a real control plane.
+test: test-unit test-e2e
+
+test-unit:
+	go test -race -count=1 $(UNIT_PACKAGES)
+
+test-e2e: tools build
+	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
+
+## bench: the benchmarks of every package.
+bench:
+	go test -run='^$$' -bench=. -benchmem ./pkg/...
+
+generate: update-codegen
+update: update-codegen update-gofmt
+verify: verify-codegen verify-gofmt verify-vet
+
+update-codegen:
+	hack/update-codegen.sh
+
+verify-codegen:
+	hack/verify-codegen.sh
+
+update-gofmt:
+	gofmt -w apis cmd hack pkg test
+
+verify-gofmt:
+	@out=$$(gofmt -l apis cmd hack pkg test); if [[ -n "$$out" ]]; then echo "gofmt needed (run make update-gofmt):"; echo "$$out"; exit 1; fi
+
+verify-vet:
+	go vet $(GO_PACKAGES)
+
+clean:
+	rm -rf _output/local
