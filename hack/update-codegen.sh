@@ -27,6 +27,15 @@ kube::codegen::gen_openapi \
   --boilerplate "${BOILERPLATE}" \
   "${ROOT}/apis"
 
+# Kubernetes types inside ours use client-go's apply configurations, so that a
+# server-side apply of a ServiceGrid sends only the template fields a client set.
+externals=(
+  k8s.io/api/core/v1.ServiceSpec:k8s.io/client-go/applyconfigurations/core/v1
+  k8s.io/api/core/v1.LoadBalancerStatus:k8s.io/client-go/applyconfigurations/core/v1
+  k8s.io/api/discovery/v1.Endpoint:k8s.io/client-go/applyconfigurations/discovery/v1
+  k8s.io/api/discovery/v1.EndpointPort:k8s.io/client-go/applyconfigurations/discovery/v1
+)
+
 schema=$(mktemp)
 trap 'rm -f "${schema}"' EXIT
 go run ./hack/models-schema > "${schema}"
@@ -35,6 +44,7 @@ kube::codegen::gen_client \
   --with-watch \
   --with-applyconfig \
   --applyconfig-openapi-schema "${schema}" \
+  --applyconfig-externals "$(IFS=,; echo "${externals[*]}")" \
   --plural-exceptions "NodeEndpoints:NodeEndpoints" \
   --output-dir "${ROOT}/generated" \
   --output-pkg "${MODULE}/generated" \

@@ -20,7 +20,7 @@ package v1alpha1
 
 import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
-	v1 "k8s.io/api/core/v1"
+	v1 "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 // ServiceGridSpecApplyConfiguration represents a declarative configuration of the ServiceGridSpec type for use
@@ -38,7 +38,7 @@ type ServiceGridSpecApplyConfiguration struct {
 	Fallback *topologyv1alpha1.FallbackPolicy `json:"fallback,omitempty"`
 	// Template is the spec of the owned Service. Fields the API server allocates
 	// (clusterIP, nodePorts) are kept on the Service when left empty here.
-	Template *v1.ServiceSpec `json:"template,omitempty"`
+	Template *v1.ServiceSpecApplyConfiguration `json:"template,omitempty"`
 }
 
 // ServiceGridSpecApplyConfiguration constructs a declarative configuration of the ServiceGridSpec type for use with
@@ -66,7 +66,7 @@ func (b *ServiceGridSpecApplyConfiguration) WithFallback(value topologyv1alpha1.
 // WithTemplate sets the Template field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Template field is set to the value of the last call.
-func (b *ServiceGridSpecApplyConfiguration) WithTemplate(value v1.ServiceSpec) *ServiceGridSpecApplyConfiguration {
-	b.Template = &value
+func (b *ServiceGridSpecApplyConfiguration) WithTemplate(value *v1.ServiceSpecApplyConfiguration) *ServiceGridSpecApplyConfiguration {
+	b.Template = value
 	return b
 }

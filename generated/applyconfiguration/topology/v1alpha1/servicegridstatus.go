@@ -19,7 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
-	corev1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/client-go/applyconfigurations/core/v1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -35,7 +35,7 @@ type ServiceGridStatusApplyConfiguration struct {
 	// Conditions holds the Ready condition of the ServiceGrid.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// LoadBalancer mirrors the owned Service's load balancer status.
-	LoadBalancer *corev1.LoadBalancerStatus `json:"loadBalancer,omitempty"`
+	LoadBalancer *corev1.LoadBalancerStatusApplyConfiguration `json:"loadBalancer,omitempty"`
 }
 
 // ServiceGridStatusApplyConfiguration constructs a declarative configuration of the ServiceGridStatus type for use with
@@ -76,7 +76,7 @@ func (b *ServiceGridStatusApplyConfiguration) WithConditions(values ...*v1.Condi
 // WithLoadBalancer sets the LoadBalancer field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the LoadBalancer field is set to the value of the last call.
-func (b *ServiceGridStatusApplyConfiguration) WithLoadBalancer(value corev1.LoadBalancerStatus) *ServiceGridStatusApplyConfiguration {
-	b.LoadBalancer = &value
+func (b *ServiceGridStatusApplyConfiguration) WithLoadBalancer(value *corev1.LoadBalancerStatusApplyConfiguration) *ServiceGridStatusApplyConfiguration {
+	b.LoadBalancer = value
 	return b
 }
