@@ -2,7 +2,7 @@
 # Copyright 2026 The gridview Authors.
 # SPDX-License-Identifier: Apache-2.0
 #
-# Builds etcd, kube-apiserver and kube-proxy v1.37.2 from the Go module proxy
+# Builds etcd, kube-apiserver, kube-proxy and kubectl v1.37.2 from the Go module proxy
 # into _output/bin. A binary that is already there with the right version stamp
 # is reused, so only the first run pays for the build (about 12 minutes on two
 # cores with a cold module cache).
@@ -37,3 +37,4 @@ build() {
 build etcd go.etcd.io/etcd/server/v3
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
+build kubectl k8s.io/kubernetes/cmd/kubectl

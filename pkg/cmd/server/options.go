@@ -118,7 +118,10 @@ func (o *Options) Validate() error {
 
 // Config builds the server's configuration.
 func (o *Options) Config() (*apiserver.Config, error) {
-	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil,
+	// Without --tls-cert-file, a self-signed certificate that names the
+	// in-cluster Service of artifacts/deploy.
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost",
+		[]string{"gridview-apiserver.gridview-system.svc", "gridview-apiserver.gridview-system.svc.cluster.local"},
 		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
 		return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
 	}
