@@ -18,7 +18,12 @@ source "${CODEGEN_PKG}/kube_codegen.sh"
 
 kube::codegen::gen_helpers --boilerplate "${BOILERPLATE}" "${ROOT}/apis"
 
+# The types embed core/v1 and discovery/v1 types, whose definitions must be
+# served too: server-side apply and kubectl explain resolve every reference.
 kube::codegen::gen_openapi \
+  --extra-pkgs k8s.io/api/core/v1 \
+  --extra-pkgs k8s.io/api/discovery/v1 \
+  --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
   --output-dir "${ROOT}/generated/openapi" \
   --output-pkg "${MODULE}/generated/openapi" \
   --output-model-name-file zz_generated.model_name.go \
