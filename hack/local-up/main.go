@@ -1,0 +1,162 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command local-up runs gridview on a real local control plane for `make
+// run`: etcd, kube-apiserver and gridview-apiserver (see test/localcluster),
+// applies artifacts/examples, prints what to try, and tears everything down
+// on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// fieldManager owns the example objects, so re-applying them is harmless.
+const fieldManager = "gridview-local-up"
+
+func main() {
+	klog.InitFlags(nil)
+	binDir := flag.String("bin-dir", "", "directory holding etcd, kube-apiserver and gridview-apiserver (default $GRIDVIEW_BIN_DIR, else <repo>/_output/bin)")
+	outputDir := flag.String("output-dir", "", "directory for the kubeconfig, logs and working files (default <repo>/_output/local)")
+	flag.Parse()
+
+	if err := run(*binDir, *outputDir); err != nil {
+		fmt.Fprintf(os.Stderr, "local-up: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(binDir, outputDir string) error {
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		return err
+	}
+	if outputDir == "" {
+		outputDir = filepath.Join(root, "_output", "local")
+	}
+	workDir := filepath.Join(outputDir, "work")
+	logDir := filepath.Join(outputDir, "logs")
+	// Leftovers of an earlier run (killed or not) would mix old etcd data
+	// and logs into this one.
+	for _, dir := range []string{workDir, logDir} {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("cleaning %s: %w", dir, err)
+		}
+	}
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		BinDir:   binDir,
+		RepoRoot: root,
+		WorkDir:  workDir,
+		LogDir:   logDir,
+		Logf:     func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local cluster: %w", err)
+	}
+	if err := setUp(ctx, cluster, root, outputDir); err != nil {
+		return errors.Join(err, stop(cluster))
+	}
+
+	<-ctx.Done()
+	klog.InfoS("Signal received, stopping")
+	return stop(cluster)
+}
+
+// setUp publishes the kubeconfig, applies the examples and prints what to try.
+func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir string) error {
+	kubeconfig := filepath.Join(outputDir, "kubeconfig")
+	data, err := os.ReadFile(cluster.AdminKubeconfig)
+	if err != nil {
+		return fmt.Errorf("reading admin kubeconfig: %w", err)
+	}
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", kubeconfig, err)
+	}
+
+	examples, err := filepath.Glob(filepath.Join(root, "artifacts", "examples", "*.yaml"))
+	if err != nil {
+		return fmt.Errorf("listing examples: %w", err)
+	}
+	slices.Sort(examples)
+	for _, example := range examples {
+		if err := localcluster.ApplyFile(ctx, cluster.AdminConfig, example, fieldManager); err != nil {
+			return fmt.Errorf("applying example %s failed (is gridview-apiserver serving this kind? see %s): %w",
+				displayPath(example), filepath.Join(displayPath(cluster.LogDir), "gridview-apiserver.log"), err)
+		}
+		klog.InfoS("Applied example", "file", displayPath(example))
+	}
+
+	printInstructions(displayPath(kubeconfig), displayPath(cluster.LogDir))
+	return nil
+}
+
+func printInstructions(kubeconfig, logDir string) {
+	fmt.Println()
+	fmt.Println("Try:")
+	for _, command := range []string{
+		"kubectl api-resources --api-group=topology.gridview.io",
+		"kubectl get servicegrids -A",
+		"kubectl get sg -n demo echo -o yaml",
+		"kubectl explain servicegrid.spec.gridUniqKey",
+		"kubectl get nodeendpoints -A",
+		"kubectl get nodes -L superedge.io/nodeunit",
+	} {
+		fmt.Printf("  KUBECONFIG=%s %s\n", kubeconfig, command)
+	}
+	fmt.Println()
+	fmt.Printf("Logs: %s/{etcd,kube-apiserver,gridview-apiserver}.log\n", logDir)
+	fmt.Println()
+	fmt.Println("gridview is ready; press Ctrl-C to stop and clean up.")
+}
+
+func stop(cluster *localcluster.Cluster) error {
+	if err := cluster.Stop(); err != nil {
+		return err
+	}
+	fmt.Println("gridview stopped, cleaned up")
+	return nil
+}
+
+// displayPath shortens paths below the working directory, so the printed
+// commands read like `KUBECONFIG=_output/local/kubeconfig kubectl ...`.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
+}

@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package localcluster
+
+import (
+	"net"
+	"strconv"
+
+	"k8s.io/client-go/rest"
+)
+
+// GridviewConfig is a client config that talks to gridview-apiserver
+// directly, bypassing the aggregator, with the admin's credentials: for the
+// endpoints kube-apiserver does not proxy (/readyz, /livez, /metrics).
+func (c *Cluster) GridviewConfig() *rest.Config {
+	cfg := rest.CopyConfig(c.AdminConfig)
+	cfg.Host = "https://" + net.JoinHostPort(c.NetnsIP.String(), strconv.Itoa(gridviewPort))
+	cfg.TLSClientConfig.CAFile = c.pki.GridviewCACert
+	cfg.TLSClientConfig.CAData = nil
+	cfg.TLSClientConfig.ServerName = ""
+	return cfg
+}

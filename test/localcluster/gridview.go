@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	gridviewGroup        = "topology.gridview.io"
+	gridviewGroupVersion = gridviewGroup + "/v1alpha1"
+	gridviewPort         = 8443
+	// gridviewTokenTTL outlives any test run; the token is not refreshed.
+	gridviewTokenTTL = 24 * time.Hour
+	// availableTimeout bounds how long gridview-apiserver may take from
+	// start until kube-apiserver serves its group.
+	availableTimeout = 2 * time.Minute
+)
+
+// prepareGridviewIdentity applies the deploy manifests' namespace,
+// ServiceAccount and RBAC — so every run proves they are sufficient — and
+// writes a kubeconfig with a token of that ServiceAccount.
+func (c *Cluster) prepareGridviewIdentity(ctx context.Context) error {
+	for _, name := range []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml"} {
+		if err := c.applier.applyFile(ctx, c.deployManifest(name)); err != nil {
+			return fmt.Errorf("applying deploy manifests: %w", err)
+		}
+	}
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return fmt.Errorf("creating admin client: %w", err)
+	}
+	ttl := int64(gridviewTokenTTL.Seconds())
+	token, err := client.CoreV1().ServiceAccounts(gridviewNamespace).CreateToken(ctx, gridviewServiceName,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+	}
+	c.GridviewKubeconfig = filepath.Join(c.opts.WorkDir, "gridview-apiserver.kubeconfig")
+	return c.WriteTokenKubeconfig(c.GridviewKubeconfig, "gridview-apiserver", token.Status.Token)
+}
+
+func (c *Cluster) deployManifest(name string) string {
+	return filepath.Join(c.opts.RepoRoot, "artifacts", "deploy", name)
+}
+
+// StartGridview starts gridview-apiserver inside the network namespace with
+// the run's data directory, and waits until kube-apiserver serves its group.
+// If it does not get there, the process is stopped again.
+func (c *Cluster) StartGridview(ctx context.Context) error {
+	c.mu.Lock()
+	running := c.gridview != nil
+	c.mu.Unlock()
+	if running {
+		return errors.New("gridview-apiserver is already running: call StopGridview first")
+	}
+	argv := c.NetnsCommand(filepath.Join(c.opts.BinDir, "gridview-apiserver"),
+		"--bind-address", c.NetnsIP.String(),
+		"--secure-port", strconv.Itoa(gridviewPort),
+		"--tls-cert-file", c.pki.GridviewCert, "--tls-private-key-file", c.pki.GridviewKey,
+		"--kubeconfig", c.GridviewKubeconfig,
+		"--authentication-kubeconfig", c.GridviewKubeconfig,
+		"--authorization-kubeconfig", c.GridviewKubeconfig,
+		"--data-dir", filepath.Join(c.opts.WorkDir, "gridview-data"),
+		"-v=2",
+	)
+	proc, err := c.launch("gridview-apiserver", argv, func(p *Process) { c.gridview = p })
+	if err != nil {
+		return err
+	}
+	if err := c.waitGridviewServing(ctx, proc); err != nil {
+		return errors.Join(err, c.StopGridview())
+	}
+	c.opts.Logf("gridview-apiserver (pid %d) serves %s through %s", proc.Pid(), gridviewGroupVersion, c.ServerURL)
+	return nil
+}
+
+// StopGridview stops gridview-apiserver (SIGTERM, then SIGKILL after a
+// grace period) and waits until it has exited. Its data directory is kept.
+func (c *Cluster) StopGridview() error {
+	c.mu.Lock()
+	proc := c.gridview
+	c.gridview = nil
+	c.mu.Unlock()
+	if proc == nil {
+		return nil
+	}
+	if err := proc.Stop(); err != nil {
+		return fmt.Errorf("stopping gridview-apiserver: %w", err)
+	}
+	return nil
+}
+
+// RestartGridview stops gridview-apiserver and starts it again on the same
+// data directory, returning once its group is served again.
+func (c *Cluster) RestartGridview(ctx context.Context) error {
+	if err := c.StopGridview(); err != nil {
+		return err
+	}
+	return c.StartGridview(ctx)
+}
+
+// waitGridviewServing waits for the process's own /readyz first: until then
+// the APIService may still report the previous process as Available.
+func (c *Cluster) waitGridviewServing(ctx context.Context, proc *Process) error {
+	caPEM, err := os.ReadFile(c.pki.GridviewCACert)
+	if err != nil {
+		return fmt.Errorf("reading gridview serving CA: %w", err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	defer direct.CloseIdleConnections()
+	readyz := "https://" + net.JoinHostPort(c.NetnsIP.String(), strconv.Itoa(gridviewPort)) + "/readyz"
+
+	deadline := time.Now().Add(availableTimeout)
+	if err := waitFor(ctx, time.Until(deadline), proc, "gridview-apiserver "+readyz, func(ctx context.Context) error {
+		return httpGetOK(ctx, direct, readyz)
+	}); err != nil {
+		return err
+	}
+	return waitFor(ctx, time.Until(deadline), proc, "APIService "+apiServiceName+" Available", c.checkGroupServed)
+}

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	discoveryv1ac "k8s.io/client-go/applyconfigurations/discovery/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/openapi"
+	"k8s.io/client-go/rest"
+)
+
+const (
+	apiServiceName = "v1alpha1.topology.gridview.io"
+	fieldManager   = "gridview-localcluster"
+	portName       = "https"
+)
+
+var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// registerGridview makes the aggregator route topology.gridview.io to the
+// namespace address: a selector-less Service (no kubelet runs pods here)
+// with a hand-made EndpointSlice and Endpoints, and the APIService from
+// artifacts/deploy trusting the run's serving CA instead of skipping TLS
+// verification.
+func (c *Cluster) registerGridview(ctx context.Context) error {
+	// Endpoints is deprecated; the aggregator may still read it, so it is
+	// written anyway, without printing the deprecation warning every run.
+	quiet := rest.CopyConfig(c.AdminConfig)
+	quiet.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(quiet)
+	if err != nil {
+		return fmt.Errorf("creating admin client: %w", err)
+	}
+	apply := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+	ip := c.NetnsIP.String()
+
+	service := corev1ac.Service(gridviewServiceName, gridviewNamespace).
+		WithSpec(corev1ac.ServiceSpec().WithPorts(corev1ac.ServicePort().
+			WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(443).WithTargetPort(intstr.FromInt32(gridviewPort))))
+	if _, err := client.CoreV1().Services(gridviewNamespace).Apply(ctx, service, apply); err != nil {
+		return fmt.Errorf("applying Service %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+	}
+
+	slice := discoveryv1ac.EndpointSlice(gridviewServiceName, gridviewNamespace).
+		WithLabels(map[string]string{
+			discoveryv1.LabelServiceName: gridviewServiceName,
+			discoveryv1.LabelManagedBy:   fieldManager,
+		}).
+		WithAddressType(discoveryv1.AddressTypeIPv4).
+		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ip).
+			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true))).
+		WithPorts(discoveryv1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort))
+	if _, err := client.DiscoveryV1().EndpointSlices(gridviewNamespace).Apply(ctx, slice, apply); err != nil {
+		return fmt.Errorf("applying EndpointSlice %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+	}
+
+	endpoints := corev1ac.Endpoints(gridviewServiceName, gridviewNamespace).
+		WithSubsets(corev1ac.EndpointSubset().
+			WithAddresses(corev1ac.EndpointAddress().WithIP(ip)).
+			WithPorts(corev1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort)))
+	if _, err := client.CoreV1().Endpoints(gridviewNamespace).Apply(ctx, endpoints, apply); err != nil {
+		return fmt.Errorf("applying Endpoints %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+	}
+
+	apiService, err := c.localAPIService()
+	if err != nil {
+		return err
+	}
+	return c.applier.apply(ctx, apiService)
+}
+
+// localAPIService reads artifacts/deploy/apiservice.yaml and swaps
+// insecureSkipTLSVerify for the run's serving CA.
+func (c *Cluster) localAPIService() (*unstructured.Unstructured, error) {
+	path := c.deployManifest("apiservice.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	objects, err := decodeManifests(data)
+	if err != nil || len(objects) != 1 || objects[0].GetName() != apiServiceName {
+		return nil, fmt.Errorf("%s must hold exactly the APIService %s (%v)", path, apiServiceName, err)
+	}
+	caPEM, err := os.ReadFile(c.pki.GridviewCACert)
+	if err != nil {
+		return nil, fmt.Errorf("reading gridview serving CA: %w", err)
+	}
+	obj := objects[0]
+	unstructured.RemoveNestedField(obj.Object, "spec", "insecureSkipTLSVerify")
+	if err := unstructured.SetNestedField(obj.Object, base64.StdEncoding.EncodeToString(caPEM), "spec", "caBundle"); err != nil {
+		return nil, fmt.Errorf("setting caBundle: %w", err)
+	}
+	return obj, nil
+}
+
+// checkGroupServed succeeds once the APIService is Available, a discovery
+// request for the group version proxied by kube-apiserver succeeds, and
+// kube-apiserver's aggregated OpenAPI includes the group.
+func (c *Cluster) checkGroupServed(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return fmt.Errorf("creating dynamic client: %w", err)
+	}
+	apiService, err := dyn.Resource(apiServicesResource).Get(ctx, apiServiceName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting APIService: %w", err)
+	}
+	if status, message := availableCondition(apiService); status != string(metav1.ConditionTrue) {
+		return fmt.Errorf("APIService %s Available=%q: %s", apiServiceName, status, message)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(c.AdminConfig)
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
+	resources, err := disc.ServerResourcesForGroupVersion(gridviewGroupVersion)
+	if err != nil {
+		return fmt.Errorf("discovery of %s: %w", gridviewGroupVersion, err)
+	}
+	if len(resources.APIResources) == 0 {
+		return fmt.Errorf("discovery of %s lists no resources", gridviewGroupVersion)
+	}
+	return checkOpenAPIAggregated(ctx, disc)
+}
+
+// checkOpenAPIAggregated succeeds once kube-apiserver's OpenAPI v3 holds
+// the group's schemas. The aggregator fetches them some time after the
+// APIService turns Available; until then `kubectl explain` fails.
+func checkOpenAPIAggregated(ctx context.Context, disc *discovery.DiscoveryClient) error {
+	paths, err := openapi.ToClientWithContext(disc.OpenAPIV3()).PathsWithContext(ctx)
+	if err != nil {
+		return fmt.Errorf("listing OpenAPI v3 paths: %w", err)
+	}
+	gv, ok := paths["apis/"+gridviewGroupVersion]
+	if !ok {
+		return fmt.Errorf("kube-apiserver's OpenAPI v3 has no schemas for %s yet", gridviewGroupVersion)
+	}
+	schema, err := gv.SchemaWithContext(ctx, runtime.ContentTypeJSON)
+	if err != nil {
+		return fmt.Errorf("getting OpenAPI v3 schemas of %s: %w", gridviewGroupVersion, err)
+	}
+	if !bytes.Contains(schema, []byte(`"group":"`+gridviewGroup+`"`)) {
+		return fmt.Errorf("OpenAPI v3 schemas of %s name no kind of the group yet", gridviewGroupVersion)
+	}
+	return nil
+}
+
+// availableCondition returns status and message of the Available condition.
+func availableCondition(apiService *unstructured.Unstructured) (status, message string) {
+	conditions, _, _ := unstructured.NestedSlice(apiService.Object, "status", "conditions")
+	for _, raw := range conditions {
+		condition, ok := raw.(map[string]any)
+		if !ok || condition["type"] != "Available" {
+			continue
+		}
+		status, _ = condition["status"].(string)
+		message, _ = condition["message"].(string)
+		return status, message
+	}
+	return "", "no Available condition yet"
+}
