@@ -1,0 +1,102 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+	http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestKubectlDiscoversTheGroup(t *testing.T) {
+	out := mustKubectl(t, "api-resources", "--api-group=topology.gridview.io")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^servicegrids\s+sg\s+topology.gridview.io/v1alpha1\s+true\s+ServiceGrid\s*$`),
+		regexp.MustCompile(`(?m)^nodeendpoints\s+nep\s+topology.gridview.io/v1alpha1\s+true\s+NodeEndpoints\s*$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("kubectl api-resources output does not match %s:\n%s", want, out)
+		}
+	}
+	wide := mustKubectl(t, "api-resources", "--api-group=topology.gridview.io", "-o", "wide")
+	if !regexp.MustCompile(`(?m)^nodeendpoints\s.*\sget,list,watch\s+gridview\s*$`).MatchString(wide) {
+		t.Errorf("nodeendpoints must be read-only (get, list, watch) in category gridview:\n%s", wide)
+	}
+}
+
+func TestKubectlExplain(t *testing.T) {
+	out := mustKubectl(t, "explain", "servicegrid.spec.gridUniqKey")
+	for _, want := range []string{"KIND:", "ServiceGrid", "FIELD: gridUniqKey <string>", "node label key"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl explain output lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustKubectl(t, "explain", "nodeendpoints.topology")
+	if !strings.Contains(out, "matchedKey") {
+		t.Errorf("kubectl explain nodeendpoints.topology lacks matchedKey:\n%s", out)
+	}
+}
+
+func TestKubectlAppliesTheExamples(t *testing.T) {
+	examples, err := filepath.Abs(filepath.Join("..", "..", "artifacts", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", examples)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "-f", examples, "--wait=false") })
+
+	out := mustKubectl(t, "get", "sg", "-A")
+	header := regexp.MustCompile(`(?m)^NAMESPACE\s+NAME\s+KEY\s+SERVICE\s+READY\s+AGE$`)
+	row := regexp.MustCompile(`(?m)^demo\s+echo\s+superedge.io/nodeunit\s+\S+\s+\S+\s+\S+$`)
+	if !header.MatchString(out) || !row.MatchString(out) {
+		t.Errorf("kubectl get sg -A:\n%s", out)
+	}
+	wide := mustKubectl(t, "get", "sg", "-n", "demo", "-o", "wide")
+	if !regexp.MustCompile(`(?m)^echo\s.*\sNone$`).MatchString(wide) {
+		t.Errorf("kubectl get sg -o wide lacks the fallback column:\n%s", wide)
+	}
+	if out := mustKubectl(t, "get", "gridview", "-n", "demo"); !strings.Contains(out, "servicegrid.topology.gridview.io/echo") {
+		t.Errorf("kubectl get gridview does not list the ServiceGrid:\n%s", out)
+	}
+}
+
+func TestKubectlRefusesInvalidServiceGrid(t *testing.T) {
+	ns := testNamespace(t)
+	manifest := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: topology.gridview.io/v1alpha1
+kind: ServiceGrid
+metadata:
+  name: bad
+spec:
+  gridUniqKey: ""
+  fallback: Sometimes
+  template:
+    ports: [{port: 80}]
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := kubectl(t, "apply", "-n", ns, "-f", manifest)
+	if err == nil {
+		t.Fatalf("kubectl apply of an invalid ServiceGrid succeeded:\n%s", out)
+	}
+	for _, want := range []string{"is invalid", "spec.gridUniqKey: Required value", `spec.fallback: Unsupported value: "Sometimes"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl output lacks %q:\n%s", want, out)
+		}
+	}
+}
