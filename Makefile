@@ -22,7 +22,8 @@ tools:
 
 ## run: start a local control plane with gridview-apiserver and a demo; Ctrl-C stops it.
 run: tools build
-	go run ./hack/local-up --bin-dir $(BIN_DIR)
+	go build -o $(BIN_DIR)/local-up ./hack/local-up
+	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
 ## test: unit tests (with -race) and the end-to-end suite against a real control plane.
 test: test-unit test-e2e
