@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package servicegrid keeps the Service of every ServiceGrid equal to what the
+// ServiceGrid asks for, named and marked exactly as SuperEdge's
+// application-grid-controller does so that SuperEdge's tooling keeps working.
+package servicegrid
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/apis/topology/validation"
+)
+
+// The labels and annotations SuperEdge puts on a ServiceGrid's Service, and
+// gridview's ordered-preference annotation.
+const (
+	LabelGridSelector      = "superedge.io/grid-selector"
+	LabelGridUniqKey       = "superedge.io/grid-uniq-key"
+	AnnotationTopologyKeys = "topologyKeys"
+	AnnotationGridviewKeys = "topology.gridview.io/keys"
+)
+
+// FieldManager owns the fields gridview sets on Services.
+const FieldManager = "gridview-servicegrid-controller"
+
+// lastAppliedAnnotation belongs to the object kubectl applied, the
+// ServiceGrid; copied to the Service it would describe the wrong object.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// ServiceName is the name of the Service a ServiceGrid owns.
+func ServiceName(serviceGridName string) string {
+	return serviceGridName + validation.ServiceNameSuffix
+}
+
+// DesiredService renders the Service a ServiceGrid owns as an apply
+// configuration: applied by FieldManager, fields the ServiceGrid no longer
+// sets are removed from the Service while fields of other managers stay.
+func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfiguration, error) {
+	spec, err := serviceSpec(sg)
+	if err != nil {
+		return nil, err
+	}
+	// New maps: the ServiceGrid may come from an informer cache, which must
+	// never be written to.
+	labels := maps.Clone(sg.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelGridSelector] = sg.Name
+	labels[LabelGridUniqKey] = sg.Spec.GridUniqKey
+
+	annotations := maps.Clone(sg.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	delete(annotations, lastAppliedAnnotation)
+	keys, err := json.Marshal([]string{sg.Spec.GridUniqKey})
+	if err != nil {
+		return nil, err
+	}
+	annotations[AnnotationTopologyKeys] = string(keys)
+	if sg.Spec.Fallback == v1alpha1.FallbackAny {
+		annotations[AnnotationGridviewKeys] = sg.Spec.GridUniqKey + ",*"
+	}
+
+	return corev1apply.Service(ServiceName(sg.Name), sg.Namespace).
+		WithLabels(labels).
+		WithAnnotations(annotations).
+		WithOwnerReferences(metav1apply.OwnerReference().
+			WithAPIVersion(v1alpha1.SchemeGroupVersion.String()).
+			WithKind("ServiceGrid").
+			WithName(sg.Name).
+			WithUID(sg.UID).
+			WithController(true).
+			WithBlockOwnerDeletion(true)).
+		WithSpec(spec), nil
+}
+
+// serviceSpec converts the template into an apply configuration. Both share
+// their JSON form, and the template's unset fields are omitted from it.
+func serviceSpec(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceSpecApplyConfiguration, error) {
+	data, err := json.Marshal(sg.Spec.Template)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the template of ServiceGrid %s/%s: %w", sg.Namespace, sg.Name, err)
+	}
+	spec := &corev1apply.ServiceSpecApplyConfiguration{}
+	if err := json.Unmarshal(data, spec); err != nil {
+		return nil, fmt.Errorf("decoding the template of ServiceGrid %s/%s: %w", sg.Namespace, sg.Name, err)
+	}
+	// An unset targetPort encodes as 0; left in, gridview would own a value the
+	// API server replaces with the port.
+	for i := range spec.Ports {
+		if tp := spec.Ports[i].TargetPort; tp != nil && *tp == (intstr.IntOrString{}) {
+			spec.Ports[i].TargetPort = nil
+		}
+	}
+	return spec, nil
+}
