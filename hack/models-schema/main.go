@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Command models-schema prints gridview's OpenAPI definitions as an OpenAPI v2
 // document; applyconfiguration-gen reads it to learn the structure of the types.
 package main

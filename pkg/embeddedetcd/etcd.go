@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package embeddedetcd runs a single-member etcd inside gridview-apiserver, so
 // that one binary serves ServiceGrids with nothing else to install.
 package embeddedetcd

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package e2e tests gridview-apiserver through kube-apiserver's aggregation
 // layer on a real local control plane: etcd, kube-apiserver and
 // gridview-apiserver built from source, no fakes.

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package fuzzer fills topology.gridview.io objects with random values that
 // survive a round trip through every version.
 package fuzzer

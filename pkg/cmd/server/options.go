@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package server holds the command line of gridview-apiserver: options that
 // are completed, validated, turned into a config and run.
 package server

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package servicegrid keeps the Service of every ServiceGrid equal to what the
 // ServiceGrid asks for, named and marked exactly as SuperEdge's
 // application-grid-controller does so that SuperEdge's tooling keeps working.
