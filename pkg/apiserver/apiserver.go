@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	restclient "k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
@@ -37,6 +38,8 @@ type Config struct {
 // CompletedConfig is a Config whose defaults are filled in.
 type CompletedConfig struct {
 	GenericConfig genericapiserver.CompletedConfig
+	// ClientConfig reaches the cluster's kube-apiserver (--kubeconfig).
+	ClientConfig *restclient.Config
 }
 
 // Server is a running gridview-apiserver.
@@ -46,7 +49,7 @@ type Server struct {
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete()}
+	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), ClientConfig: c.GenericConfig.ClientConfig}
 }
 
 // New builds the server and installs the topology.gridview.io group.
@@ -56,7 +59,14 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 
-	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter)
+	controller, installController, err := serviceGridController(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := installController(generic); err != nil {
+		return nil, err
+	}
+	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, controller.Enqueue)
 	if err != nil {
 		return nil, err
 	}

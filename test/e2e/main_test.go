@@ -32,6 +32,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	"github.com/gridview/gridview/test/localcluster"
@@ -79,11 +80,14 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "e2e: stopping the local control plane: %v\n", err)
 		}
 	}()
-	if gridview, err = versioned.NewForConfig(cluster.AdminConfig); err != nil {
+	// Tests poll; client-side throttling would only slow them down.
+	clientConfig := rest.CopyConfig(cluster.AdminConfig)
+	clientConfig.QPS, clientConfig.Burst = 200, 400
+	if gridview, err = versioned.NewForConfig(clientConfig); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	if kubeClient, err = kubernetes.NewForConfig(cluster.AdminConfig); err != nil {
+	if kubeClient, err = kubernetes.NewForConfig(clientConfig); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}

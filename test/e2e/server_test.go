@@ -119,10 +119,11 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
 	client := gridview.TopologyV1alpha1().ServiceGrids(ns)
-	before, err := client.Create(ctx, newServiceGrid("durable"), metav1.CreateOptions{})
-	if err != nil {
+	if _, err := client.Create(ctx, newServiceGrid("durable"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
+	// Once Ready, nothing writes the ServiceGrid: its resourceVersion must stay.
+	before := waitReady(t, ns, "durable")
 	if err := cluster.RestartGridview(ctx); err != nil {
 		t.Fatalf("restart gridview-apiserver: %v", err)
 	}
@@ -134,6 +135,8 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 		t.Errorf("after restart: uid %s rv %s key %s; before: uid %s rv %s key %s",
 			after.UID, after.ResourceVersion, after.Spec.GridUniqKey, before.UID, before.ResourceVersion, before.Spec.GridUniqKey)
 	}
+	// The restarted reconciler finds the Service in place.
+	waitReady(t, ns, "durable")
 }
 
 func TestBadStartupEndsWithOneErrorLine(t *testing.T) {

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/util/retry"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyapply "github.com/gridview/gridview/generated/applyconfiguration/topology/v1alpha1"
@@ -97,11 +98,34 @@ func TestServiceGridLifecycle(t *testing.T) {
 		})
 	}
 
+	// The reconciler writes the status too: every read-modify-write retries
+	// on conflicts, and the watch may carry its status writes in between.
+	update := func(what string, write func(*topologyv1alpha1.ServiceGrid) (*topologyv1alpha1.ServiceGrid, error),
+		change func(*topologyv1alpha1.ServiceGrid)) *topologyv1alpha1.ServiceGrid {
+		t.Helper()
+		var result *topologyv1alpha1.ServiceGrid
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current, err := client.Get(ctx, "echo", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			change(current)
+			result, err = write(current)
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return result
+	}
+	updateMain := func(sg *topologyv1alpha1.ServiceGrid) (*topologyv1alpha1.ServiceGrid, error) {
+		return client.Update(ctx, sg, metav1.UpdateOptions{})
+	}
+
 	// A label change is metadata: the generation stays.
-	got.Labels["tier"] = "web"
-	updated, err := client.Update(ctx, got, metav1.UpdateOptions{})
-	if err != nil || updated.Generation != 1 {
-		t.Fatalf("update labels: %v, generation %d, want 1", err, updated.Generation)
+	updated := update("update labels", updateMain, func(sg *topologyv1alpha1.ServiceGrid) { sg.Labels["tier"] = "web" })
+	if updated.Generation != 1 {
+		t.Errorf("generation after a label change = %d, want 1", updated.Generation)
 	}
 	expectEvent(t, watcher, watch.Modified, "echo")
 
@@ -113,30 +137,24 @@ func TestServiceGridLifecycle(t *testing.T) {
 	expectEvent(t, watcher, watch.Modified, "echo")
 
 	// The status subresource writes the status and nothing else.
-	patched.Status.ServiceName = "echo-svc"
-	patched.Status.ObservedGeneration = patched.Generation
-	patched.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ServiceSynced", LastTransitionTime: metav1.Now()}}
-	patched.Spec.GridUniqKey = "ignored.example.com/key"
-	withStatus, err := client.UpdateStatus(ctx, patched, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatalf("update status: %v", err)
+	withStatus := update("update status", func(sg *topologyv1alpha1.ServiceGrid) (*topologyv1alpha1.ServiceGrid, error) {
+		return client.UpdateStatus(ctx, sg, metav1.UpdateOptions{})
+	}, func(sg *topologyv1alpha1.ServiceGrid) {
+		sg.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "written.by.test"}}
+		sg.Spec.GridUniqKey = "ignored.example.com/key"
+	})
+	if len(withStatus.Status.LoadBalancer.Ingress) != 1 || withStatus.Spec.GridUniqKey != "superedge.io/nodeunit" || withStatus.Generation != 2 {
+		t.Errorf("after status update: status %+v, gridUniqKey %q, generation %d", withStatus.Status, withStatus.Spec.GridUniqKey, withStatus.Generation)
 	}
-	if withStatus.Status.ServiceName != "echo-svc" || withStatus.Spec.GridUniqKey != "superedge.io/nodeunit" || withStatus.Generation != 2 {
-		t.Errorf("after status update: serviceName %q, gridUniqKey %q, generation %d", withStatus.Status.ServiceName, withStatus.Spec.GridUniqKey, withStatus.Generation)
-	}
-	expectEvent(t, watcher, watch.Modified, "echo")
 
 	// A spec update through the main resource keeps the status.
-	withStatus.Spec.Template.Ports = append(withStatus.Spec.Template.Ports, corev1.ServicePort{Name: "https", Port: 443})
-	withStatus.Status = topologyv1alpha1.ServiceGridStatus{}
-	afterSpec, err := client.Update(ctx, withStatus, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatalf("update spec: %v", err)
-	}
+	afterSpec := update("update spec", updateMain, func(sg *topologyv1alpha1.ServiceGrid) {
+		sg.Spec.Template.Ports = append(sg.Spec.Template.Ports, corev1.ServicePort{Name: "https", Port: 443})
+		sg.Status = topologyv1alpha1.ServiceGridStatus{}
+	})
 	if afterSpec.Status.ServiceName != "echo-svc" || meta.FindStatusCondition(afterSpec.Status.Conditions, "Ready") == nil {
 		t.Errorf("spec update dropped the status: %+v", afterSpec.Status)
 	}
-	expectEvent(t, watcher, watch.Modified, "echo")
 
 	if err := client.Delete(ctx, "echo", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -189,20 +207,22 @@ func TestServiceGridServerSideApply(t *testing.T) {
 	}
 }
 
-// expectEvent waits for the next event of the watch and checks its type and
-// object name.
+// expectEvent waits for an event of the given type for the named object,
+// passing over others (such as the reconciler's status writes).
 func expectEvent(t *testing.T, w watch.Interface, wantType watch.EventType, wantName string) {
 	t.Helper()
-	select {
-	case ev, ok := <-w.ResultChan():
-		if !ok {
-			t.Fatalf("watch closed while waiting for %s %s", wantType, wantName)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch closed while waiting for %s %s", wantType, wantName)
+			}
+			if sg, isSG := ev.Object.(*topologyv1alpha1.ServiceGrid); isSG && ev.Type == wantType && sg.Name == wantName {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s event for %s within 10s", wantType, wantName)
 		}
-		sg, isSG := ev.Object.(*topologyv1alpha1.ServiceGrid)
-		if ev.Type != wantType || !isSG || sg.Name != wantName {
-			t.Fatalf("watch event = %s %T %v, want %s %s", ev.Type, ev.Object, ev.Object, wantType, wantName)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s event for %s within 10s", wantType, wantName)
 	}
 }

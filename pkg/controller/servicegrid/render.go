@@ -25,11 +25,12 @@ import (
 	"maps"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
-	"github.com/gridview/gridview/apis/topology/validation"
+	topologyvalidation "github.com/gridview/gridview/apis/topology/validation"
 )
 
 // The labels and annotations SuperEdge puts on a ServiceGrid's Service, and
@@ -50,7 +51,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // ServiceName is the name of the Service a ServiceGrid owns.
 func ServiceName(serviceGridName string) string {
-	return serviceGridName + validation.ServiceNameSuffix
+	return serviceGridName + topologyvalidation.ServiceNameSuffix
 }
 
 // DesiredService renders the Service a ServiceGrid owns as an apply
@@ -68,7 +69,11 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 		labels = map[string]string{}
 	}
 	labels[LabelGridSelector] = sg.Name
-	labels[LabelGridUniqKey] = sg.Spec.GridUniqKey
+	// A prefixed key such as superedge.io/nodeunit is no valid label value;
+	// the topologyKeys annotation carries it in every case.
+	if len(validation.IsValidLabelValue(sg.Spec.GridUniqKey)) == 0 {
+		labels[LabelGridUniqKey] = sg.Spec.GridUniqKey
+	}
 
 	annotations := maps.Clone(sg.Annotations)
 	if annotations == nil {

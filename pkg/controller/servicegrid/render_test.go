@@ -56,14 +56,20 @@ func TestDesiredService(t *testing.T) {
 	}{
 		{
 			name:            "SuperEdge marks",
+			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Spec.GridUniqKey = "nodeunit" },
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo", LabelGridUniqKey: "nodeunit"},
+			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["nodeunit"]`},
+		},
+		{
+			name:            "a prefixed key is no label value",
 			mutate:          func(*v1alpha1.ServiceGrid) {},
-			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo", LabelGridUniqKey: "superedge.io/nodeunit"},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
 			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["superedge.io/nodeunit"]`},
 		},
 		{
 			name:            "fallback Any adds the ordered keys",
 			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Spec.Fallback = v1alpha1.FallbackAny },
-			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo", LabelGridUniqKey: "superedge.io/nodeunit"},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
 			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["superedge.io/nodeunit"]`, AnnotationGridviewKeys: "superedge.io/nodeunit,*"},
 		},
 		{
@@ -72,7 +78,7 @@ func TestDesiredService(t *testing.T) {
 				sg.Labels, sg.Annotations = nil, nil
 				sg.Spec.GridUniqKey = "topology.kubernetes.io/zone"
 			},
-			wantLabels:      map[string]string{LabelGridSelector: "echo", LabelGridUniqKey: "topology.kubernetes.io/zone"},
+			wantLabels:      map[string]string{LabelGridSelector: "echo"},
 			wantAnnotations: map[string]string{AnnotationTopologyKeys: `["topology.kubernetes.io/zone"]`},
 		},
 	}

@@ -47,8 +47,13 @@ type StatusREST struct {
 	store *genericregistry.Store
 }
 
+// WriteObserver is told of every ServiceGrid write that was not a dry run.
+type WriteObserver func(namespace, name string)
+
 // NewREST returns the storage of servicegrids and of servicegrids/status.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*REST, *StatusREST, error) {
+// Every committed write is reported to written, so the reconciler acts on it
+// without waiting for its informer.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, written WriteObserver) (*REST, *StatusREST, error) {
 	mainStrategy := NewStrategy(scheme)
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &topology.ServiceGrid{} },
@@ -62,6 +67,22 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*RES
 		ResetFieldsStrategy: mainStrategy,
 
 		TableConvertor: tableConvertor,
+
+		AfterCreate: func(obj runtime.Object, opts *metav1.CreateOptions) {
+			if len(opts.DryRun) == 0 {
+				written.report(obj)
+			}
+		},
+		AfterUpdate: func(obj runtime.Object, opts *metav1.UpdateOptions) {
+			if len(opts.DryRun) == 0 {
+				written.report(obj)
+			}
+		},
+		AfterDelete: func(obj runtime.Object, opts *metav1.DeleteOptions) {
+			if len(opts.DryRun) == 0 {
+				written.report(obj)
+			}
+		},
 	}
 	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: GetAttrs}); err != nil {
 		return nil, nil, err
@@ -72,6 +93,12 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*RES
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
 	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+func (w WriteObserver) report(obj runtime.Object) {
+	if sg, ok := obj.(*topology.ServiceGrid); ok {
+		w(sg.Namespace, sg.Name)
+	}
 }
 
 // ShortNames implements rest.ShortNamesProvider.

@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servicegrid
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
+	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions/topology/v1alpha1"
+	topologylisters "github.com/gridview/gridview/generated/listers/topology/v1alpha1"
+)
+
+// Controller makes the Service of every ServiceGrid match it: created,
+// updated, adopted, repaired after hand edits and deleted with it.
+type Controller struct {
+	kube     kubernetes.Interface
+	gridview versioned.Interface
+	grids    topologylisters.ServiceGridLister
+	services corelisters.ServiceLister
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	recorder record.EventRecorder
+}
+
+// NewController wires the controller to the informers; it does not start them.
+func NewController(kube kubernetes.Interface, gridview versioned.Interface, grids topologyinformers.ServiceGridInformer,
+	services coreinformers.ServiceInformer, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		kube:     kube,
+		gridview: gridview,
+		grids:    grids.Lister(),
+		services: services.Lister(),
+		synced:   []cache.InformerSynced{grids.Informer().HasSynced, services.Informer().HasSynced},
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "servicegrids"}),
+		recorder: recorder,
+	}
+	if _, err := grids.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueObject,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueObject(obj) },
+		DeleteFunc: c.enqueueObject,
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := services.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueServiceGridOf,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueServiceGridOf(obj) },
+		DeleteFunc: c.enqueueServiceGridOf,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Enqueue asks for the ServiceGrid namespace/name to be reconciled; the
+// storage calls it on every write, ahead of the informers.
+func (c *Controller) Enqueue(namespace, name string) {
+	c.queue.Add(cache.ObjectName{Namespace: namespace, Name: name})
+}
+
+func (c *Controller) enqueueObject(obj interface{}) {
+	name, err := cache.DeletionHandlingObjectToName(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	c.queue.Add(name)
+}
+
+// enqueueServiceGridOf enqueues the ServiceGrid a Service belongs to: its
+// controller, the ServiceGrid named by its grid-selector label (adoption), or
+// the ServiceGrid whose Service name it takes (a conflict that may be over).
+func (c *Controller) enqueueServiceGridOf(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	svc, ok := obj.(*corev1.Service)
+	if !ok {
+		return
+	}
+	if owner, ok := controllingServiceGrid(svc); ok {
+		c.Enqueue(svc.Namespace, owner)
+	}
+	if selector := svc.Labels[LabelGridSelector]; selector != "" {
+		c.Enqueue(svc.Namespace, selector)
+	}
+	if name, ok := strings.CutSuffix(svc.Name, ServiceName("")); ok && name != "" {
+		if _, err := c.grids.ServiceGrids(svc.Namespace).Get(name); err == nil {
+			c.Enqueue(svc.Namespace, name)
+		}
+	}
+}
+
+// controllingServiceGrid returns the name of the ServiceGrid that controls svc.
+func controllingServiceGrid(svc *corev1.Service) (string, bool) {
+	ref := metav1.GetControllerOf(svc)
+	if ref == nil || ref.Kind != "ServiceGrid" {
+		return "", false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil || gv.Group != v1alpha1.GroupName {
+		return "", false
+	}
+	return ref.Name, true
+}
+
+// Run waits for the informers, then reconciles with the given number of
+// workers until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting ServiceGrid controller")
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return fmt.Errorf("ServiceGrid controller: informers did not sync")
+	}
+	for range workers {
+		go wait.UntilWithContext(ctx, c.runWorker, time.Second)
+	}
+	<-ctx.Done()
+	logger.Info("Stopping ServiceGrid controller")
+	return nil
+}
+
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextItem(ctx) {
+	}
+}
+
+func (c *Controller) processNextItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(ctx, key); err != nil {
+		klog.FromContext(ctx).Error(err, "Reconciling ServiceGrid failed, will retry", "serviceGrid", key.String())
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
