@@ -19,9 +19,12 @@ limitations under the License.
 package apiserver
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/apis/topology"
@@ -59,14 +62,19 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 
-	controller, installController, err := serviceGridController(c)
+	kube, err := kubernetes.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	controller, installController, err := serviceGridController(c, kube)
 	if err != nil {
 		return nil, err
 	}
 	if err := installController(generic); err != nil {
 		return nil, err
 	}
-	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, controller.Enqueue)
+	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: kube, Authorizer: c.GenericConfig.Authorization.Authorizer}
+	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, controller.Enqueue, checks)
 	if err != nil {
 		return nil, err
 	}

@@ -44,11 +44,7 @@ const (
 // serviceGridController builds the ServiceGrid controller on the server's
 // clients and informers: ServiceGrids through the loopback connection,
 // Services through the cluster's shared informers.
-func serviceGridController(cfg CompletedConfig) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
-	kube, err := kubernetes.NewForConfig(cfg.ClientConfig)
-	if err != nil {
-		return nil, nil, fmt.Errorf("creating the Kubernetes client: %w", err)
-	}
+func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
 	gridview, err := versioned.NewForConfig(cfg.GenericConfig.LoopbackClientConfig)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the loopback client: %w", err)

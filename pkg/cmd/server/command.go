@@ -38,6 +38,9 @@ each node's view of each Service's endpoints.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.ApplyLogging(); err != nil {
+				return err
+			}
 			if err := o.Complete(); err != nil {
 				return err
 			}

@@ -89,11 +89,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
 }
 
+// ApplyLogging configures the process's logging; once per process.
+func (o *Options) ApplyLogging() error {
+	return logsapi.ValidateAndApply(o.Logs, utilfeature.DefaultFeatureGate)
+}
+
 // Complete chooses the embedded etcd when no external one is given.
 func (o *Options) Complete() error {
-	if err := logsapi.ValidateAndApply(o.Logs, utilfeature.DefaultFeatureGate); err != nil {
-		return err
-	}
 	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		return nil
 	}
@@ -169,7 +171,10 @@ func (o *Options) Run(ctx context.Context) error {
 // instead of serving a group whose every request would fail.
 func (o *Options) waitForExternalEtcd(ctx context.Context) error {
 	storage := o.RecommendedOptions.Etcd.StorageConfig
-	ready, err := factory.CreateReadyCheck(storage, ctx.Done())
+	// The check's client lives until this wait ends.
+	stop := make(chan struct{})
+	defer close(stop)
+	ready, err := factory.CreateReadyCheck(storage, stop)
 	if err != nil {
 		return fmt.Errorf("connecting to etcd at %v: %w", storage.Transport.ServerList, err)
 	}

@@ -24,25 +24,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	logsapi "k8s.io/component-base/logs/api/v1"
 )
 
-// resetLogging lets a test apply the logging options again, as each command
-// run does once in a real process.
-func resetLogging(t *testing.T) {
-	t.Helper()
-	if err := logsapi.ResetForTest(utilfeature.DefaultFeatureGate); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestCommandRefusesBadInput(t *testing.T) {
-	notADir := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+// Flag errors end the command before it runs.
+func TestCommandRefusesBadFlags(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
@@ -50,12 +35,9 @@ func TestCommandRefusesBadInput(t *testing.T) {
 	}{
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "unknown flag: --no-such-flag (see gridview-apiserver --help)"},
 		{name: "positional argument", args: []string{"serve"}, wantErr: `unknown command "serve"`},
-		{name: "data dir that is a file", args: []string{"--data-dir", notADir}, wantErr: "--data-dir " + notADir + " cannot be created"},
-		{name: "empty data dir", args: []string{"--data-dir", ""}, wantErr: "--data-dir must not be empty"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			resetLogging(t)
 			cmd := NewCommand(context.Background())
 			cmd.SetArgs(tc.args)
 			err := cmd.Execute()
@@ -64,6 +46,34 @@ func TestCommandRefusesBadInput(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans several lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestValidateRefusesUnusableDataDir(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		dataDir string
+		wantErr string
+	}{
+		{name: "a file", dataDir: notADir, wantErr: "--data-dir " + notADir + " cannot be created"},
+		{name: "empty", dataDir: "", wantErr: "--data-dir must not be empty"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			o.DataDir = tc.dataDir
+			if err := o.Complete(); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error = %v, want one line containing %q", err, tc.wantErr)
 			}
 		})
 	}
@@ -78,7 +88,6 @@ func TestRunFailsOnUnreachableEtcd(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 
-	resetLogging(t)
 	o := NewOptions()
 	o.etcdReachTimeout = 2 * time.Second
 	o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{"http://" + addr}
@@ -95,7 +104,6 @@ func TestRunFailsOnUnreachableEtcd(t *testing.T) {
 }
 
 func TestCompleteChoosesEmbeddedEtcd(t *testing.T) {
-	resetLogging(t)
 	o := NewOptions()
 	o.DataDir = t.TempDir()
 	if err := o.Complete(); err != nil {

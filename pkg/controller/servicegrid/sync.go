@@ -69,7 +69,7 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		existing = nil
 	case err != nil:
 		return err
-	case !mayManage(existing, sg):
+	case !MayManage(existing, sg):
 		msg := fmt.Sprintf("Service %s/%s exists and does not belong to this ServiceGrid; gridview leaves it untouched", sg.Namespace, name)
 		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonServiceConflict, msg)
 		return c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonServiceConflict, msg)
@@ -108,9 +108,9 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		fmt.Sprintf("Service %s matches generation %d", name, sg.Generation))
 }
 
-// mayManage says whether gridview may apply to svc for sg: it controls it, or
+// MayManage says whether gridview may apply to svc for sg: it controls it, or
 // it is an orphan that carries sg's grid-selector label (adoption).
-func mayManage(svc *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
+func MayManage(svc *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
 	if metav1.IsControlledBy(svc, sg) {
 		return true
 	}

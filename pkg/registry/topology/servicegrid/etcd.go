@@ -37,9 +37,11 @@ var (
 	_ rest.Storage            = &StatusREST{}
 )
 
-// REST stores ServiceGrids in etcd.
+// REST stores ServiceGrids in etcd, admitting only those whose Service the
+// cluster would accept from the requesting user.
 type REST struct {
 	*genericregistry.Store
+	checks *ClusterChecks
 }
 
 // StatusREST serves the status subresource of ServiceGrids.
@@ -53,7 +55,7 @@ type WriteObserver func(namespace, name string)
 // NewREST returns the storage of servicegrids and of servicegrids/status.
 // Every committed write is reported to written, so the reconciler acts on it
 // without waiting for its informer.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, written WriteObserver) (*REST, *StatusREST, error) {
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, written WriteObserver, checks *ClusterChecks) (*REST, *StatusREST, error) {
 	mainStrategy := NewStrategy(scheme)
 	store := &genericregistry.Store{
 		NewFunc:                   func() runtime.Object { return &topology.ServiceGrid{} },
@@ -92,7 +94,19 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, writt
 	status := NewStatusStrategy(mainStrategy)
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	return &REST{store}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, checks: checks}, &StatusREST{store: &statusStore}, nil
+}
+
+// Create stores a ServiceGrid that passes validation and the cluster checks.
+func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return r.Store.Create(ctx, obj, r.checks.wrapCreate(createValidation), options)
+}
+
+// Update stores a changed ServiceGrid that passes validation and the cluster
+// checks; patches, server-side apply included, come here too.
+func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.Store.Update(ctx, name, objInfo, createValidation, r.checks.wrapUpdate(updateValidation), forceAllowCreate, options)
 }
 
 func (w WriteObserver) report(obj runtime.Object) {

@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servicegrid
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
+)
+
+// clusterCheckTimeout bounds the round trips to kube-apiserver an admission makes.
+const clusterCheckTimeout = 10 * time.Second
+
+// ClusterChecks admits a ServiceGrid only when the Service it produces is one
+// kube-apiserver accepts and one the requesting user may write: gridview
+// writes it with its own rights, which must not lend the user any.
+type ClusterChecks struct {
+	Scheme     *runtime.Scheme
+	Kube       kubernetes.Interface
+	Authorizer authorizer.Authorizer
+}
+
+func (c *ClusterChecks) wrapCreate(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	return func(ctx context.Context, obj runtime.Object) error {
+		if next != nil {
+			if err := next(ctx, obj); err != nil {
+				return err
+			}
+		}
+		return c.check(ctx, obj.(*topology.ServiceGrid), "create")
+	}
+}
+
+func (c *ClusterChecks) wrapUpdate(next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		if next != nil {
+			if err := next(ctx, obj, old); err != nil {
+				return err
+			}
+		}
+		return c.check(ctx, obj.(*topology.ServiceGrid), "update")
+	}
+}
+
+func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid, verb string) error {
+	ctx, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
+	defer cancel()
+	if err := c.authorize(ctx, sg, verb); err != nil {
+		return err
+	}
+	return c.dryRun(ctx, sg)
+}
+
+// authorize requires that the requesting user may itself write the Service.
+func (c *ClusterChecks) authorize(ctx context.Context, sg *topology.ServiceGrid, verb string) error {
+	user, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("no user in the request of ServiceGrid %s/%s", sg.Namespace, sg.Name))
+	}
+	decision, reason, err := c.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: user, Verb: verb, Namespace: sg.Namespace, APIVersion: "v1", Resource: "services",
+		Name: servicegrid.ServiceName(sg.Name), ResourceRequest: true,
+	})
+	if decision == authorizer.DecisionAllow {
+		return nil
+	}
+	if err != nil {
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot check whether %q may %s services: %v", user.GetName(), verb, err))
+	}
+	msg := fmt.Sprintf("a ServiceGrid makes gridview %s Service %s for you, so you must be allowed to %s services in namespace %q yourself",
+		verb, servicegrid.ServiceName(sg.Name), verb, sg.Namespace)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return apierrors.NewForbidden(topology.Resource("servicegrids"), sg.Name, fmt.Errorf("%s", msg))
+}
+
+// dryRun asks kube-apiserver to validate the Service as the reconciler
+// would write it: applied over the Service gridview manages, or created
+// afresh when there is none or it belongs to someone else (the reconciler
+// then reports the conflict), so every rule of Services applies here.
+func (c *ClusterChecks) dryRun(ctx context.Context, sg *topology.ServiceGrid) error {
+	versioned := &v1alpha1.ServiceGrid{}
+	if err := c.Scheme.Convert(sg, versioned, nil); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	desired, err := servicegrid.DesiredService(versioned)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	services := c.Kube.CoreV1().Services(sg.Namespace)
+	existing, err := services.Get(ctx, *desired.Name, metav1.GetOptions{})
+	switch {
+	case err == nil && servicegrid.MayManage(existing, versioned):
+		_, err = services.Apply(ctx, desired, metav1.ApplyOptions{FieldManager: servicegrid.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
+	case err == nil || apierrors.IsNotFound(err):
+		err = c.dryRunCreate(ctx, desired)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsInvalid(err):
+		return serviceGridInvalid(sg.Name, err.(apierrors.APIStatus).Status())
+	default:
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot validate Service %s/%s of this ServiceGrid against kube-apiserver: %v",
+			sg.Namespace, *desired.Name, err))
+	}
+}
+
+// dryRunCreate validates desired as a new Service under a generated name, so
+// that no existing object stands in the way.
+func (c *ClusterChecks) dryRunCreate(ctx context.Context, desired *corev1apply.ServiceApplyConfiguration) error {
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return err
+	}
+	svc := &corev1.Service{}
+	if err := json.Unmarshal(data, svc); err != nil {
+		return err
+	}
+	svc.Name, svc.GenerateName = "", "gridview-dry-run-"
+	_, err = c.Kube.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	return err
+}
+
+// serviceGridInvalid restates kube-apiserver's verdict on the Service as a
+// verdict on the ServiceGrid: the Service's spec is the template.
+func serviceGridInvalid(name string, serviceStatus metav1.Status) error {
+	var causes []metav1.StatusCause
+	var messages []string
+	if serviceStatus.Details != nil {
+		for _, cause := range serviceStatus.Details.Causes {
+			if rest, ok := strings.CutPrefix(cause.Field, "spec."); ok {
+				cause.Field = "spec.template." + rest
+			}
+			causes = append(causes, cause)
+			messages = append(messages, cause.Field+": "+cause.Message)
+		}
+	}
+	if len(messages) == 0 {
+		messages = append(messages, serviceStatus.Message)
+	}
+	qualified := topology.Kind("ServiceGrid")
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusUnprocessableEntity,
+		Reason:  metav1.StatusReasonInvalid,
+		Details: &metav1.StatusDetails{Group: qualified.Group, Kind: qualified.Kind, Name: name, Causes: causes},
+		Message: fmt.Sprintf("%s %q is invalid: the Service it produces is refused by kube-apiserver: %s",
+			qualified.String(), name, strings.Join(messages, ", ")),
+	}}
+}

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servicegrid
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/gridview/gridview/apis/topology"
+)
+
+func TestAuthorizeRequiresServiceRights(t *testing.T) {
+	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"devs"}}
+	tests := []struct {
+		name     string
+		decision authorizer.Decision
+		err      error
+		wantCode int32
+		wantMsg  string
+	}{
+		{name: "allowed", decision: authorizer.DecisionAllow},
+		{name: "denied", decision: authorizer.DecisionDeny, wantCode: http.StatusForbidden,
+			wantMsg: `you must be allowed to create services in namespace "demo" yourself: no RBAC rule`},
+		{name: "no opinion", decision: authorizer.DecisionNoOpinion, wantCode: http.StatusForbidden, wantMsg: "create Service echo-svc"},
+		{name: "authorizer unreachable", decision: authorizer.DecisionNoOpinion, err: errors.New("connection refused"),
+			wantCode: http.StatusServiceUnavailable, wantMsg: "connection refused"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked authorizer.Attributes
+			checks := &ClusterChecks{Authorizer: authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+				asked = a
+				reason := ""
+				if tc.decision == authorizer.DecisionDeny {
+					reason = "no RBAC rule"
+				}
+				return tc.decision, reason, tc.err
+			})}
+			ctx := genericapirequest.WithUser(context.Background(), alice)
+			err := checks.authorize(ctx, &topology.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo"}}, "create")
+			if asked.GetUser().GetName() != "alice" || asked.GetVerb() != "create" || asked.GetResource() != "services" ||
+				asked.GetNamespace() != "demo" || asked.GetName() != "echo-svc" || asked.GetAPIGroup() != "" {
+				t.Errorf("asked the authorizer about %+v", asked)
+			}
+			if tc.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			status, ok := err.(apierrors.APIStatus)
+			if !ok || status.Status().Code != tc.wantCode || !strings.Contains(err.Error(), tc.wantMsg) {
+				t.Errorf("err = %v, want code %d containing %q", err, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+}
+
+func TestServiceGridInvalidPointsIntoTheTemplate(t *testing.T) {
+	serviceErr := apierrors.NewInvalid(metav1.SchemeGroupVersion.WithKind("Service").GroupKind(), "echo-svc", nil).Status()
+	serviceErr.Details.Causes = []metav1.StatusCause{
+		{Type: metav1.CauseTypeFieldValueNotSupported, Field: "spec.sessionAffinity", Message: `Unsupported value: "Sticky"`},
+		{Type: metav1.CauseTypeFieldValueInvalid, Field: "metadata.labels", Message: "Invalid value: \"x/y\""},
+	}
+	err := serviceGridInvalid("echo", serviceErr)
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("err = %v, want 422 Invalid", err)
+	}
+	status := err.(apierrors.APIStatus).Status()
+	if status.Details.Kind != "ServiceGrid" || status.Details.Group != "topology.gridview.io" || status.Details.Name != "echo" {
+		t.Errorf("details = %+v, want the ServiceGrid", status.Details)
+	}
+	var fields []string
+	for _, cause := range status.Details.Causes {
+		fields = append(fields, cause.Field)
+	}
+	if strings.Join(fields, ",") != "spec.template.sessionAffinity,metadata.labels" {
+		t.Errorf("fields = %v", fields)
+	}
+	if !strings.Contains(status.Message, `spec.template.sessionAffinity: Unsupported value: "Sticky"`) {
+		t.Errorf("message = %q", status.Message)
+	}
+}
