@@ -62,18 +62,24 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 
-	kube, err := kubernetes.NewForConfig(c.ClientConfig)
+	// Admission and the reconciler get clients of their own, so that a busy
+	// reconciler never throttles the requests users wait on.
+	admissionKube, err := kubernetes.NewForConfig(kubeClientConfig(c.ClientConfig))
 	if err != nil {
 		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	controller, installController, err := serviceGridController(c, kube)
+	controllerKube, err := kubernetes.NewForConfig(kubeClientConfig(c.ClientConfig))
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	controller, installController, err := serviceGridController(c, controllerKube)
 	if err != nil {
 		return nil, err
 	}
 	if err := installController(generic); err != nil {
 		return nil, err
 	}
-	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: kube, Authorizer: c.GenericConfig.Authorization.Authorizer}
+	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: admissionKube, Authorizer: c.GenericConfig.Authorization.Authorizer}
 	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, controller.Enqueue, checks)
 	if err != nil {
 		return nil, err
@@ -88,4 +94,14 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	return &Server{GenericAPIServer: generic}, nil
+}
+
+// kubeClientConfig raises client-go's default of 5 requests per second, which
+// a ServiceGrid write (a dry run) and its reconcile (an apply) exhaust fast.
+func kubeClientConfig(cfg *restclient.Config) *restclient.Config {
+	cfg = restclient.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	return cfg
 }

@@ -52,14 +52,20 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
 	binDir = os.Getenv("GRIDVIEW_BIN_DIR")
 	if binDir == "" {
-		root, err := localcluster.FindRepoRoot()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-			return 1
-		}
 		binDir = filepath.Join(root, "_output", "bin")
+	}
+	// Logs outlive the run, for a look after a failure.
+	logDir := filepath.Join(root, "_output", "e2e-logs")
+	if err := os.RemoveAll(logDir); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
 	}
 	if err := localcluster.Preflight(binDir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: cannot run the end-to-end suite: %v\n", err)
@@ -67,8 +73,7 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var err error
-	cluster, err = localcluster.Start(ctx, localcluster.Options{BinDir: binDir, Logf: func(format string, args ...any) {
+	cluster, err = localcluster.Start(ctx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
 	}})
 	if err != nil {
