@@ -36,13 +36,17 @@ import (
 // Config is the configuration of gridview-apiserver.
 type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
+	// LeaderElectionNamespace holds the Lease that picks the replica that
+	// reconciles on informer events.
+	LeaderElectionNamespace string
 }
 
 // CompletedConfig is a Config whose defaults are filled in.
 type CompletedConfig struct {
 	GenericConfig genericapiserver.CompletedConfig
 	// ClientConfig reaches the cluster's kube-apiserver (--kubeconfig).
-	ClientConfig *restclient.Config
+	ClientConfig            *restclient.Config
+	LeaderElectionNamespace string
 }
 
 // Server is a running gridview-apiserver.
@@ -52,7 +56,11 @@ type Server struct {
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
-	return CompletedConfig{GenericConfig: c.GenericConfig.Complete(), ClientConfig: c.GenericConfig.ClientConfig}
+	return CompletedConfig{
+		GenericConfig:           c.GenericConfig.Complete(),
+		ClientConfig:            c.GenericConfig.ClientConfig,
+		LeaderElectionNamespace: c.LeaderElectionNamespace,
+	}
 }
 
 // New builds the server and installs the topology.gridview.io group.

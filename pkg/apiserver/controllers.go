@@ -17,16 +17,23 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	clientsetscheme "github.com/gridview/gridview/generated/clientset/versioned/scheme"
@@ -72,8 +79,38 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*ser
 				defer broadcaster.Shutdown()
 				_ = controller.Run(ctx, serviceGridWorkers)
 			}()
+			go campaign(ctx, kube, cfg.LeaderElectionNamespace, controller.Lead)
 			return nil
 		})
 	}
 	return controller, install, nil
+}
+
+// campaign runs lead while this replica holds the Lease of the ServiceGrid
+// controller, and campaigns again whenever it loses it, until ctx ends.
+func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, lead func(context.Context)) {
+	hostname, _ := os.Hostname()
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Name: serviceGridComponentName,
+		Lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
+			Client:     kube.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())},
+		},
+		LeaseDuration:   15 * time.Second,
+		RenewDeadline:   10 * time.Second,
+		RetryPeriod:     2 * time.Second,
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: lead,
+			OnStoppedLeading: func() { klog.InfoS("Stopped leading the ServiceGrid controller") },
+		},
+	})
+	if err != nil {
+		klog.ErrorS(err, "Cannot run leader election; informer events will not be reconciled on this replica")
+		return
+	}
+	for ctx.Err() == nil {
+		elector.Run(ctx)
+	}
 }

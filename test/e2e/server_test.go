@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -137,6 +138,22 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 	}
 	// The restarted reconciler finds the Service in place.
 	waitReady(t, ns, "durable")
+
+	// A Service deleted while gridview-apiserver is down is back once it runs.
+	if err := cluster.StopGridview(); err != nil {
+		t.Fatal(err)
+	}
+	if err := kubeClient.CoreV1().Services(ns).Delete(ctx, "durable-svc", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.StartGridview(ctx); err != nil {
+		t.Fatalf("start gridview-apiserver: %v", err)
+	}
+	eventually(t, 20*time.Second, "Service recreated after the restart", serviceMatches(ns, "durable-svc", func(*corev1.Service) error { return nil }))
+	lease, err := kubeClient.CoordinationV1().Leases("gridview-system").Get(ctx, "gridview-servicegrid-controller", metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		t.Errorf("leader election Lease: %v, %+v", err, lease)
+	}
 }
 
 func TestBadStartupEndsWithOneErrorLine(t *testing.T) {

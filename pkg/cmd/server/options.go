@@ -20,6 +20,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -60,6 +61,8 @@ type Options struct {
 	// DataDir is where the embedded etcd keeps ServiceGrids when no external
 	// etcd is given with --etcd-servers.
 	DataDir string
+	// LeaderElectionNamespace holds the Lease of the ServiceGrid controller.
+	LeaderElectionNamespace string
 
 	// etcdReachTimeout bounds how long start-up waits for an external etcd.
 	etcdReachTimeout time.Duration
@@ -70,10 +73,11 @@ type Options struct {
 // NewOptions returns the default options.
 func NewOptions() *Options {
 	o := &Options{
-		RecommendedOptions: genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
-		Logs:               logsapi.NewLoggingConfiguration(),
-		DataDir:            "/var/lib/gridview/etcd",
-		etcdReachTimeout:   20 * time.Second,
+		RecommendedOptions:      genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
+		Logs:                    logsapi.NewLoggingConfiguration(),
+		DataDir:                 "/var/lib/gridview/etcd",
+		etcdReachTimeout:        20 * time.Second,
+		LeaderElectionNamespace: "gridview-system",
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: v1alpha1.GroupName})
@@ -87,6 +91,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
+		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes.")
 }
 
 // ApplyLogging configures the process's logging; once per process.
@@ -111,6 +117,9 @@ func (o *Options) Complete() error {
 // Validate reports every invalid option at once.
 func (o *Options) Validate() error {
 	errs := o.RecommendedOptions.Validate()
+	if o.LeaderElectionNamespace == "" {
+		errs = append(errs, errors.New("--leader-election-namespace must not be empty"))
+	}
 	if o.embeddedEtcd != nil {
 		if err := embeddedetcd.ValidateDataDir(o.DataDir); err != nil {
 			errs = append(errs, err)
@@ -141,7 +150,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
-	return &apiserver.Config{GenericConfig: cfg}, nil
+	return &apiserver.Config{GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace}, nil
 }
 
 // Run starts the storage, then serves until ctx is done.

@@ -20,10 +20,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -51,6 +53,11 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
+	// leading is set while this replica holds the lease: only the leader acts
+	// on informer events (drift repair, resyncs); writes through the storage
+	// are reconciled by the replica that served them, and applies are
+	// idempotent, so replicas never fight.
+	leading atomic.Bool
 }
 
 // NewController wires the controller to the informers; it does not start them.
@@ -89,7 +96,29 @@ func (c *Controller) Enqueue(namespace, name string) {
 	c.queue.Add(cache.ObjectName{Namespace: namespace, Name: name})
 }
 
+// Lead makes this replica act on informer events until ctx ends; it is what
+// a leader runs. A new leader reconciles every ServiceGrid once.
+func (c *Controller) Lead(ctx context.Context) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return
+	}
+	c.leading.Store(true)
+	defer c.leading.Store(false)
+	klog.FromContext(ctx).Info("Leading: reconciling every ServiceGrid on informer events")
+	grids, err := c.grids.List(labels.Everything())
+	if err != nil {
+		utilruntime.HandleError(err)
+	}
+	for _, sg := range grids {
+		c.Enqueue(sg.Namespace, sg.Name)
+	}
+	<-ctx.Done()
+}
+
 func (c *Controller) enqueueObject(obj interface{}) {
+	if !c.leading.Load() {
+		return
+	}
 	name, err := cache.DeletionHandlingObjectToName(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
@@ -102,6 +131,9 @@ func (c *Controller) enqueueObject(obj interface{}) {
 // controller, the ServiceGrid named by its grid-selector label (adoption), or
 // the ServiceGrid whose Service name it takes (a conflict that may be over).
 func (c *Controller) enqueueServiceGridOf(obj interface{}) {
+	if !c.leading.Load() {
+		return
+	}
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = tombstone.Obj
 	}
