@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servicegrid
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	kubeinformers "k8s.io/client-go/informers"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
+	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
+)
+
+func service(name string, mutate func(*corev1.Service)) *corev1.Service {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "demo", UID: "svc-uid-" + k8stypes.UID(name)},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}
+	mutate(svc)
+	return svc
+}
+
+func ownedBy(sg *v1alpha1.ServiceGrid) func(*corev1.Service) {
+	return func(svc *corev1.Service) {
+		svc.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(sg, v1alpha1.SchemeGroupVersion.WithKind("ServiceGrid"))}
+	}
+}
+
+func TestSync(t *testing.T) {
+	grid := echoGrid()
+	grid.Generation = 2
+	tests := []struct {
+		name         string
+		grid         *v1alpha1.ServiceGrid // nil: deleted
+		services     []*corev1.Service
+		wantServices map[string]func(*testing.T, *corev1.Service) // nil func: must be gone
+		wantReason   string
+		wantEvent    string
+	}{
+		{
+			name:         "creates the Service",
+			grid:         grid,
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectControlledBy(grid)},
+			wantReason:   ReasonServiceSynced,
+			wantEvent:    "Normal ServiceCreated",
+		},
+		{
+			name:     "leaves a foreign Service alone",
+			grid:     grid,
+			services: []*corev1.Service{service("echo-svc", func(svc *corev1.Service) { svc.Labels = map[string]string{"owner": "other"} })},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": func(t *testing.T, svc *corev1.Service) {
+				if len(svc.OwnerReferences) != 0 || svc.Labels[LabelGridSelector] != "" {
+					t.Errorf("foreign Service changed: %+v", svc.ObjectMeta)
+				}
+			}},
+			wantReason: ReasonServiceConflict,
+			wantEvent:  "Warning ServiceConflict",
+		},
+		{
+			name: "adopts an orphan that carries its label",
+			grid: grid,
+			services: []*corev1.Service{service("echo-svc", func(svc *corev1.Service) {
+				svc.Labels = map[string]string{LabelGridSelector: "echo"}
+			})},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectControlledBy(grid)},
+			wantReason:   ReasonServiceSynced,
+			// No ServiceUpdated event: the fake clientset keeps no resourceVersions.
+		},
+		{
+			name: "deletes Services it controls under another name",
+			grid: grid,
+			services: []*corev1.Service{
+				service("echo-svc", ownedBy(grid)),
+				service("echo-old", ownedBy(grid)),
+				service("unrelated", func(*corev1.Service) {}),
+			},
+			wantServices: map[string]func(*testing.T, *corev1.Service){
+				"echo-svc": expectControlledBy(grid), "echo-old": nil, "unrelated": func(*testing.T, *corev1.Service) {},
+			},
+			wantReason: ReasonServiceSynced,
+		},
+		{
+			name:         "a deleted ServiceGrid takes its Service along",
+			services:     []*corev1.Service{service("echo-svc", ownedBy(grid)), service("unrelated", func(*corev1.Service) {})},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": nil, "unrelated": func(*testing.T, *corev1.Service) {}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var kubeObjects, gridObjects []runtime.Object
+			for _, svc := range tc.services {
+				kubeObjects = append(kubeObjects, svc)
+			}
+			if tc.grid != nil {
+				gridObjects = append(gridObjects, tc.grid.DeepCopy())
+			}
+			kube := kubefake.NewClientset(kubeObjects...)
+			gridview := gridviewfake.NewSimpleClientset(gridObjects...)
+			kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+			gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
+			recorder := record.NewFakeRecorder(10)
+			c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), recorder)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, svc := range tc.services {
+				mustAdd(t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), svc)
+			}
+			for _, sg := range gridObjects {
+				mustAdd(t, gridFactory.Topology().V1alpha1().ServiceGrids().Informer().GetIndexer(), sg)
+			}
+
+			if err := c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"}); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+
+			for name, check := range tc.wantServices {
+				svc, err := kube.CoreV1().Services("demo").Get(ctx, name, metav1.GetOptions{})
+				if check == nil {
+					if !apierrors.IsNotFound(err) {
+						t.Errorf("Service %s: %v, want it deleted", name, err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("Service %s: %v", name, err)
+				}
+				check(t, svc)
+			}
+			if tc.grid != nil {
+				stored, err := gridview.TopologyV1alpha1().ServiceGrids("demo").Get(ctx, "echo", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cond := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ServiceGridConditionReady)
+				if cond == nil || cond.Reason != tc.wantReason || stored.Status.ObservedGeneration != 2 {
+					t.Errorf("status = %+v, want Ready with reason %s at generation 2", stored.Status, tc.wantReason)
+				}
+			}
+			if tc.wantEvent != "" {
+				select {
+				case ev := <-recorder.Events:
+					if !strings.HasPrefix(ev, tc.wantEvent) {
+						t.Errorf("event %q, want %q", ev, tc.wantEvent)
+					}
+				default:
+					t.Errorf("no event, want %q", tc.wantEvent)
+				}
+			}
+		})
+	}
+}
+
+func expectControlledBy(sg *v1alpha1.ServiceGrid) func(*testing.T, *corev1.Service) {
+	return func(t *testing.T, svc *corev1.Service) {
+		if !metav1.IsControlledBy(svc, sg) {
+			t.Errorf("Service %s owners = %+v, want controlled by the ServiceGrid", svc.Name, svc.OwnerReferences)
+		}
+		if svc.Labels[LabelGridSelector] != sg.Name || svc.Annotations[AnnotationTopologyKeys] != `["superedge.io/nodeunit"]` {
+			t.Errorf("Service %s metadata = %+v", svc.Name, svc.ObjectMeta)
+		}
+	}
+}
+
+func mustAdd(t *testing.T, indexer cache.Indexer, obj interface{}) {
+	t.Helper()
+	if err := indexer.Add(obj); err != nil {
+		t.Fatal(err)
+	}
+}
