@@ -106,6 +106,17 @@ func TestSync(t *testing.T) {
 			wantReason: ReasonServiceSynced,
 		},
 		{
+			name: "a ServiceGrid being deleted takes its Service along",
+			grid: func() *v1alpha1.ServiceGrid {
+				deleting := grid.DeepCopy()
+				deleting.DeletionTimestamp = &metav1.Time{}
+				deleting.Finalizers = []string{metav1.FinalizerDeleteDependents}
+				return deleting
+			}(),
+			services:     []*corev1.Service{service("echo-svc", ownedBy(grid))},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": nil},
+		},
+		{
 			name:         "a deleted ServiceGrid takes its Service along",
 			services:     []*corev1.Service{service("echo-svc", ownedBy(grid)), service("unrelated", func(*corev1.Service) {})},
 			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": nil, "unrelated": func(*testing.T, *corev1.Service) {}},
@@ -154,7 +165,7 @@ func TestSync(t *testing.T) {
 				}
 				check(t, svc)
 			}
-			if tc.grid != nil {
+			if tc.wantReason != "" {
 				stored, err := gridview.TopologyV1alpha1().ServiceGrids("demo").Get(ctx, "echo", metav1.GetOptions{})
 				if err != nil {
 					t.Fatal(err)

@@ -56,6 +56,11 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	if err != nil {
 		return err
 	}
+	if sg.DeletionTimestamp != nil {
+		// Being deleted (a foreground deletion waits for its Service): never
+		// recreate the Service, remove it.
+		return c.deleteServices(ctx, key, func(svc *corev1.Service) bool { return metav1.IsControlledBy(svc, sg) })
+	}
 	return c.reconcile(ctx, sg)
 }
 
