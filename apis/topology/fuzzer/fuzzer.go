@@ -19,6 +19,7 @@ limitations under the License.
 package fuzzer
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/randfill"
@@ -34,6 +35,13 @@ var Funcs = func(runtimeserializer.CodecFactory) []interface{} {
 			// An empty fallback is defaulted on decoding, so it never round-trips.
 			if spec.Fallback == "" {
 				spec.Fallback = topology.FallbackNone
+			}
+		},
+		// The +default markers of core/v1 apply inside the template too.
+		func(port *corev1.ServicePort, c randfill.Continue) {
+			c.FillNoCustom(port)
+			if port.Protocol == "" {
+				port.Protocol = corev1.ProtocolTCP
 			}
 		},
 		// Only one arm of an IntOrString is serialized.

@@ -21,10 +21,3 @@ import "k8s.io/apimachinery/pkg/runtime"
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
 	return RegisterDefaults(scheme)
 }
-
-// SetDefaults_ServiceGridSpec defaults the fallback to SuperEdge's behaviour.
-func SetDefaults_ServiceGridSpec(obj *ServiceGridSpec) {
-	if obj.Fallback == "" {
-		obj.Fallback = FallbackNone
-	}
-}

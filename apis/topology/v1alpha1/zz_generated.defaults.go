@@ -35,7 +35,6 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 }
 
 func SetObjectDefaults_ServiceGrid(in *ServiceGrid) {
-	SetDefaults_ServiceGridSpec(&in.Spec)
 	if in.Spec.Fallback == "" {
 		in.Spec.Fallback = "None"
 	}
