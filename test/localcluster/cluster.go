@@ -62,7 +62,6 @@ type Cluster struct {
 	etcd          *Process
 	kubeAPIServer *Process
 	gridview      *Process
-	extra         []*Process // started through StartProcess
 }
 
 // Start brings up etcd, kube-apiserver and gridview-apiserver and returns
@@ -133,12 +132,6 @@ func (c *Cluster) NetnsCommand(argv ...string) []string {
 	return append([]string{"ip", "netns", "exec", c.Netns}, argv...)
 }
 
-// StartProcess runs argv with its output in LogDir/<name>.log; Stop stops
-// it with the control plane. For extra servers tests need, e.g. kube-proxy.
-func (c *Cluster) StartProcess(name string, argv ...string) (*Process, error) {
-	return c.launch(name, argv, func(p *Process) { c.extra = append(c.extra, p) })
-}
-
 // launch starts a process and records it (keep runs under c.mu) so that a
 // Stop running concurrently either sees it or prevents it from starting.
 func (c *Cluster) launch(name string, argv []string, keep func(*Process)) (*Process, error) {
@@ -168,11 +161,7 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) stop() error {
 	c.mu.Lock()
 	c.stopped = true
-	procs := make([]*Process, 0, len(c.extra)+3)
-	for i := len(c.extra) - 1; i >= 0; i-- {
-		procs = append(procs, c.extra[i])
-	}
-	procs = append(procs, c.gridview, c.kubeAPIServer, c.etcd)
+	procs := []*Process{c.gridview, c.kubeAPIServer, c.etcd}
 	c.mu.Unlock()
 
 	var errs []error
