@@ -23,13 +23,19 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/apis/topology/install"
 )
 
 func TestAuthorizeRequiresServiceRights(t *testing.T) {
@@ -102,5 +108,59 @@ func TestServiceGridInvalidPointsIntoTheTemplate(t *testing.T) {
 	}
 	if !strings.Contains(status.Message, `spec.template.sessionAffinity: Unsupported value: "Sticky"`) {
 		t.Errorf("message = %q", status.Message)
+	}
+}
+
+func TestDryRunVerdicts(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	tests := []struct {
+		name     string
+		react    func(action clienttesting.Action) (bool, runtime.Object, error)
+		wantCode int32
+		wantText string
+	}{
+		{name: "accepted", react: func(clienttesting.Action) (bool, runtime.Object, error) { return false, nil, nil }},
+		{
+			name: "kube-apiserver unreachable",
+			react: func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")
+			},
+			wantCode: http.StatusServiceUnavailable, wantText: "connection refused",
+		},
+		{
+			name: "Service refused",
+			react: func(action clienttesting.Action) (bool, runtime.Object, error) {
+				if action.GetVerb() != "create" {
+					return false, nil, nil
+				}
+				return true, nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), "x",
+					field.ErrorList{field.NotSupported(field.NewPath("spec", "sessionAffinity"), "Sticky", []string{"None", "ClientIP"})})
+			},
+			wantCode: http.StatusUnprocessableEntity, wantText: "spec.template.sessionAffinity",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kube := kubefake.NewClientset()
+			kube.PrependReactor("*", "services", tc.react)
+			checks := &ClusterChecks{Scheme: scheme, Kube: kube}
+			sg := &topology.ServiceGrid{
+				ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"},
+				Spec: topology.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: topology.FallbackNone,
+					Template: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+			}
+			err := checks.dryRun(context.Background(), sg)
+			if tc.wantCode == 0 {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			status, ok := err.(apierrors.APIStatus)
+			if !ok || status.Status().Code != tc.wantCode || !strings.Contains(err.Error(), tc.wantText) {
+				t.Errorf("err = %v, want code %d containing %q", err, tc.wantCode, tc.wantText)
+			}
+		})
 	}
 }
