@@ -57,6 +57,9 @@ func TestInvalidServiceGridsAreRefused(t *testing.T) {
 	if _, err := client.Create(ctx, newServiceGrid("good"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
+	// Once Ready, the reconciler no longer writes the status, so a read and
+	// an update meet no conflict.
+	waitReady(t, ns, "good")
 	for _, tc := range tests {
 		if tc.wantField == "metadata.name" {
 			continue // a name cannot change

@@ -44,14 +44,12 @@ const (
 )
 
 func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
-	sg, err := c.grids.ServiceGrids(key.Namespace).Get(key.Name)
+	// A live read, not the informer's cache: the storage enqueues writes before
+	// the informer sees them, and a stale copy would resurrect the Service of
+	// a ServiceGrid just deleted, or apply a spec just replaced.
+	sg, err := c.gridview.TopologyV1alpha1().ServiceGrids(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		// The storage enqueues writes before the informer sees them: only a
-		// live read tells a new ServiceGrid from a deleted one.
-		sg, err = c.gridview.TopologyV1alpha1().ServiceGrids(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return c.deleteServices(ctx, key, func(*corev1.Service) bool { return true })
-		}
+		return c.deleteServices(ctx, key, func(*corev1.Service) bool { return true })
 	}
 	if err != nil {
 		return err
@@ -65,7 +63,7 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 }
 
 // reconcile applies the desired Service and records the outcome in the
-// status. sg may be shared with an informer cache and is never written to.
+// status.
 func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) error {
 	name := ServiceName(sg.Name)
 	existing, err := c.services.Services(sg.Namespace).Get(name)
