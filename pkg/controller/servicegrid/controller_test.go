@@ -35,6 +35,7 @@ import (
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 func service(name string, mutate func(*corev1.Service)) *corev1.Service {
@@ -194,7 +195,7 @@ func expectControlledBy(sg *v1alpha1.ServiceGrid) func(*testing.T, *corev1.Servi
 		if !metav1.IsControlledBy(svc, sg) {
 			t.Errorf("Service %s owners = %+v, want controlled by the ServiceGrid", svc.Name, svc.OwnerReferences)
 		}
-		if svc.Labels[LabelGridSelector] != sg.Name || svc.Annotations[AnnotationTopologyKeys] != `["superedge.io/nodeunit"]` {
+		if svc.Labels[LabelGridSelector] != sg.Name || svc.Annotations[topology.AnnotationTopologyKeys] != `["superedge.io/nodeunit"]` {
 			t.Errorf("Service %s metadata = %+v", svc.Name, svc.ObjectMeta)
 		}
 	}

@@ -31,15 +31,14 @@ import (
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyvalidation "github.com/gridview/gridview/apis/topology/validation"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
-// The labels and annotations SuperEdge puts on a ServiceGrid's Service, and
-// gridview's ordered-preference annotation.
+// The labels SuperEdge puts on a ServiceGrid's Service; its annotations are
+// the topology annotations of package topology.
 const (
-	LabelGridSelector      = "superedge.io/grid-selector"
-	LabelGridUniqKey       = "superedge.io/grid-uniq-key"
-	AnnotationTopologyKeys = "topologyKeys"
-	AnnotationGridviewKeys = "topology.gridview.io/keys"
+	LabelGridSelector = "superedge.io/grid-selector"
+	LabelGridUniqKey  = "superedge.io/grid-uniq-key"
 )
 
 // FieldManager owns the fields gridview sets on Services.
@@ -84,9 +83,9 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 	if err != nil {
 		return nil, err
 	}
-	annotations[AnnotationTopologyKeys] = string(keys)
+	annotations[topology.AnnotationTopologyKeys] = string(keys)
 	if sg.Spec.Fallback == v1alpha1.FallbackAny {
-		annotations[AnnotationGridviewKeys] = sg.Spec.GridUniqKey + ",*"
+		annotations[topology.AnnotationGridviewKeys] = sg.Spec.GridUniqKey + "," + topology.KeyAny
 	}
 
 	return corev1apply.Service(ServiceName(sg.Name), sg.Namespace).

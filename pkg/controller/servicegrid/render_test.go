@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 func echoGrid() *v1alpha1.ServiceGrid {
@@ -58,19 +59,19 @@ func TestDesiredService(t *testing.T) {
 			name:            "SuperEdge marks",
 			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Spec.GridUniqKey = "nodeunit" },
 			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo", LabelGridUniqKey: "nodeunit"},
-			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["nodeunit"]`},
+			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["nodeunit"]`},
 		},
 		{
 			name:            "a prefixed key is no label value",
 			mutate:          func(*v1alpha1.ServiceGrid) {},
 			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
-			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["superedge.io/nodeunit"]`},
+			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`},
 		},
 		{
 			name:            "fallback Any adds the ordered keys",
 			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Spec.Fallback = v1alpha1.FallbackAny },
 			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
-			wantAnnotations: map[string]string{"team": "edge", AnnotationTopologyKeys: `["superedge.io/nodeunit"]`, AnnotationGridviewKeys: "superedge.io/nodeunit,*"},
+			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`, topology.AnnotationGridviewKeys: "superedge.io/nodeunit,*"},
 		},
 		{
 			name: "no labels or annotations of its own",
@@ -79,7 +80,7 @@ func TestDesiredService(t *testing.T) {
 				sg.Spec.GridUniqKey = "topology.kubernetes.io/zone"
 			},
 			wantLabels:      map[string]string{LabelGridSelector: "echo"},
-			wantAnnotations: map[string]string{AnnotationTopologyKeys: `["topology.kubernetes.io/zone"]`},
+			wantAnnotations: map[string]string{topology.AnnotationTopologyKeys: `["topology.kubernetes.io/zone"]`},
 		},
 	}
 	for _, tc := range tests {

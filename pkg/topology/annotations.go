@@ -1,0 +1,119 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package topology computes, for every node, the endpoints it should route to
+// for every Service: the Service's EndpointSlices pruned to the node's grid
+// unit. It is pure (no API server, no I/O) and incremental: each input change
+// returns exactly the (node, Service) views whose content changed.
+package topology
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// The annotations a Service opts into topology with.
+const (
+	// AnnotationTopologyKeys is SuperEdge's: a JSON array of node label keys,
+	// any of which may match.
+	AnnotationTopologyKeys = "topologyKeys"
+	// AnnotationGridviewKeys is gridview's: a comma-separated list of node
+	// label keys in order of preference; "*" means every endpoint.
+	AnnotationGridviewKeys = "topology.gridview.io/keys"
+)
+
+// Special keys of the ordered preference list.
+const (
+	KeyAny      = "*"
+	KeyHostname = "kubernetes.io/hostname"
+)
+
+// ParseTopologyKeys parses SuperEdge's topologyKeys annotation.
+func ParseTopologyKeys(value string) ([]string, error) {
+	var keys []string
+	if err := json.Unmarshal([]byte(value), &keys); err != nil {
+		return nil, fmt.Errorf("%s must be a JSON array of node label keys: %w", AnnotationTopologyKeys, err)
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%s lists no node label key", AnnotationTopologyKeys)
+	}
+	return keys, validateKeys(AnnotationTopologyKeys, keys, false)
+}
+
+// ParseGridviewKeys parses gridview's ordered topology.gridview.io/keys annotation.
+func ParseGridviewKeys(value string) ([]string, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, fmt.Errorf("%s lists no node label key", AnnotationGridviewKeys)
+	}
+	keys := strings.Split(value, ",")
+	for i := range keys {
+		keys[i] = strings.TrimSpace(keys[i])
+	}
+	if err := validateKeys(AnnotationGridviewKeys, keys, true); err != nil {
+		return nil, err
+	}
+	for i, key := range keys[:len(keys)-1] {
+		if key == KeyAny {
+			return nil, fmt.Errorf("%s: %q must come last, keys after it (%q) are never used", AnnotationGridviewKeys, KeyAny, keys[i+1:])
+		}
+	}
+	return keys, nil
+}
+
+func validateKeys(annotation string, keys []string, allowAny bool) error {
+	seen := sets.New[string]()
+	var errs []error
+	for _, key := range keys {
+		switch {
+		case seen.Has(key):
+			errs = append(errs, fmt.Errorf("%s: key %q is listed twice", annotation, key))
+		case key == KeyAny && allowAny:
+		default:
+			for _, msg := range validation.IsQualifiedName(key) {
+				errs = append(errs, fmt.Errorf("%s: key %q: %s", annotation, key, msg))
+			}
+		}
+		seen.Insert(key)
+	}
+	return errors.Join(errs...)
+}
+
+// ParseName splits a NodeEndpoints name, <node>.<service>: Service names hold
+// no dot, so the Service is the part after the last one.
+func ParseName(name string) (node, service string, err error) {
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 || i == len(name)-1 {
+		return "", "", fmt.Errorf("%q is not <node>.<service>", name)
+	}
+	node, service = name[:i], name[i+1:]
+	if msgs := validation.IsDNS1123Subdomain(node); len(msgs) > 0 {
+		return "", "", fmt.Errorf("%q is not <node>.<service>: node %q: %s", name, node, strings.Join(msgs, "; "))
+	}
+	if msgs := validation.IsDNS1035Label(service); len(msgs) > 0 {
+		return "", "", fmt.Errorf("%q is not <node>.<service>: service %q: %s", name, service, strings.Join(msgs, "; "))
+	}
+	return node, service, nil
+}
+
+// Name is the NodeEndpoints name of a node's view of a Service.
+func Name(node, service string) string {
+	return node + "." + service
+}

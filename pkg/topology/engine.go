@@ -1,0 +1,236 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+// ViewKey names one node's view of one Service.
+type ViewKey struct {
+	Node    string
+	Service types.NamespacedName
+}
+
+type service struct {
+	policy policy
+	labels map[string]string
+}
+
+// Engine indexes Nodes, Services and EndpointSlices and derives views from
+// them on demand; it stores no view. It is not safe for concurrent use.
+type Engine struct {
+	nodes    map[string]map[string]string
+	services map[types.NamespacedName]*service
+	// slices of each Service by slice name, kept even before their Service
+	// is known.
+	slices       map[types.NamespacedName]map[string]*endpointSlice
+	sliceService map[types.NamespacedName]types.NamespacedName
+	// nodeServices holds, per node name, the Services with endpoints on it.
+	nodeServices map[string]sets.Set[types.NamespacedName]
+	serviceNodes map[types.NamespacedName]sets.Set[string]
+}
+
+// NewEngine returns an empty engine.
+func NewEngine() *Engine {
+	return &Engine{
+		nodes:        map[string]map[string]string{},
+		services:     map[types.NamespacedName]*service{},
+		slices:       map[types.NamespacedName]map[string]*endpointSlice{},
+		sliceService: map[types.NamespacedName]types.NamespacedName{},
+		nodeServices: map[string]sets.Set[types.NamespacedName]{},
+		serviceNodes: map[types.NamespacedName]sets.Set[string]{},
+	}
+}
+
+// View returns a node's view of a Service; false when either is unknown or
+// the Service has no view (ExternalName).
+func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
+	s, ok := e.services[svc]
+	if !ok {
+		return nil, false
+	}
+	labels, ok := e.nodes[node]
+	if !ok {
+		return nil, false
+	}
+	return computeView(s.policy, e.sortedSlices(svc), matcher{node: node, labels: labels, nodes: e.nodes}), true
+}
+
+// Malformed returns why a Service's topology annotation could not be parsed.
+func (e *Engine) Malformed(svc types.NamespacedName) error {
+	if s, ok := e.services[svc]; ok {
+		return s.policy.malformed
+	}
+	return nil
+}
+
+// SetNode adds or updates a node's labels.
+func (e *Engine) SetNode(name string, labels map[string]string) []ViewKey {
+	return e.change(e.nodeScope(name), func() { e.nodes[name] = maps.Clone(labels) })
+}
+
+// DeleteNode removes a node: its views go, and its endpoints match only "*".
+func (e *Engine) DeleteNode(name string) []ViewKey {
+	return e.change(e.nodeScope(name), func() { delete(e.nodes, name) })
+}
+
+// SetService adds or updates a Service; an ExternalName Service has no view.
+func (e *Engine) SetService(svc *corev1.Service) []ViewKey {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	return e.change(allNodesOf(key), func() {
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			delete(e.services, key)
+			return
+		}
+		e.services[key] = &service{policy: parsePolicy(svc.Annotations), labels: maps.Clone(svc.Labels)}
+	})
+}
+
+// DeleteService removes a Service and its views.
+func (e *Engine) DeleteService(key types.NamespacedName) []ViewKey {
+	return e.change(allNodesOf(key), func() { delete(e.services, key) })
+}
+
+// SetEndpointSlice adds or updates an EndpointSlice of a Service.
+func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []ViewKey {
+	sliceKey := types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}
+	scope := e.sliceScope(sliceKey)
+	svcName, owned := slice.Labels[discoveryv1.LabelServiceName]
+	svcKey := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
+	if owned {
+		scope[svcKey] = nil
+	}
+	return e.change(scope, func() {
+		e.removeSlice(sliceKey)
+		if !owned {
+			return
+		}
+		if e.slices[svcKey] == nil {
+			e.slices[svcKey] = map[string]*endpointSlice{}
+		}
+		e.slices[svcKey][slice.Name] = &endpointSlice{
+			name: slice.Name, labels: maps.Clone(slice.Labels), addressType: slice.AddressType,
+			ports: slices.Clone(slice.Ports), endpoints: slices.Clone(slice.Endpoints),
+		}
+		e.sliceService[sliceKey] = svcKey
+		e.reindexEndpointNodes(svcKey)
+	})
+}
+
+// DeleteEndpointSlice removes an EndpointSlice.
+func (e *Engine) DeleteEndpointSlice(key types.NamespacedName) []ViewKey {
+	return e.change(e.sliceScope(key), func() { e.removeSlice(key) })
+}
+
+func (e *Engine) removeSlice(key types.NamespacedName) {
+	svcKey, ok := e.sliceService[key]
+	if !ok {
+		return
+	}
+	delete(e.sliceService, key)
+	delete(e.slices[svcKey], key.Name)
+	if len(e.slices[svcKey]) == 0 {
+		delete(e.slices, svcKey)
+	}
+	e.reindexEndpointNodes(svcKey)
+}
+
+// reindexEndpointNodes records which nodes a Service has endpoints on.
+func (e *Engine) reindexEndpointNodes(svc types.NamespacedName) {
+	for node := range e.serviceNodes[svc] {
+		if e.nodeServices[node].Delete(svc).Len() == 0 {
+			delete(e.nodeServices, node)
+		}
+	}
+	nodes := sets.New[string]()
+	for _, slice := range e.slices[svc] {
+		for _, ep := range slice.endpoints {
+			if ep.NodeName != nil {
+				nodes.Insert(*ep.NodeName)
+			}
+		}
+	}
+	if nodes.Len() == 0 {
+		delete(e.serviceNodes, svc)
+		return
+	}
+	e.serviceNodes[svc] = nodes
+	for node := range nodes {
+		if e.nodeServices[node] == nil {
+			e.nodeServices[node] = sets.New[types.NamespacedName]()
+		}
+		e.nodeServices[node].Insert(svc)
+	}
+}
+
+func (e *Engine) sortedSlices(svc types.NamespacedName) []*endpointSlice {
+	byName := e.slices[svc]
+	out := make([]*endpointSlice, 0, len(byName))
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, byName[name])
+	}
+	return out
+}
+
+// parsePolicy reads a Service's topology annotations; the gridview key wins.
+func parsePolicy(annotations map[string]string) policy {
+	if value, ok := annotations[AnnotationGridviewKeys]; ok {
+		keys, err := ParseGridviewKeys(value)
+		if err != nil {
+			return policy{mode: v1alpha1.TopologyModeNone, malformed: err}
+		}
+		return policy{mode: v1alpha1.TopologyModeOrdered, keys: keys}
+	}
+	if value, ok := annotations[AnnotationTopologyKeys]; ok {
+		keys, err := ParseTopologyKeys(value)
+		if err != nil {
+			return policy{mode: v1alpha1.TopologyModeNone, malformed: err}
+		}
+		return policy{mode: v1alpha1.TopologyModeAnyMatch, keys: keys}
+	}
+	return policy{mode: v1alpha1.TopologyModeNone}
+}
+
+// signature is what a node's view of a Service depends on besides the
+// Service's endpoints: nodes with equal signatures share the view.
+func signature(p policy, node string, labels map[string]string) string {
+	var b strings.Builder
+	for _, key := range p.keys {
+		switch {
+		case key == KeyAny:
+		case key == KeyHostname && p.mode == v1alpha1.TopologyModeOrdered:
+			b.WriteString("\x00h=" + node)
+		default:
+			if value, ok := labels[key]; ok {
+				b.WriteString("\x00=" + value)
+			} else {
+				b.WriteString("\x00-")
+			}
+		}
+	}
+	return b.String()
+}

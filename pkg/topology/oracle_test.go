@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+// oracle is a deliberately simple model of the semantics in DESIGN.md: it
+// keeps the raw objects and recomputes every view from scratch, sharing no
+// code with the engine but the annotation parsers.
+type oracle struct {
+	nodes    map[string]map[string]string
+	services map[types.NamespacedName]*corev1.Service
+	slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
+}
+
+func newOracle() *oracle {
+	return &oracle{
+		nodes:    map[string]map[string]string{},
+		services: map[types.NamespacedName]*corev1.Service{},
+		slices:   map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+	}
+}
+
+func (o *oracle) allViews() map[ViewKey]*View {
+	out := map[ViewKey]*View{}
+	for key, svc := range o.services {
+		if svc.Spec.Type == corev1.ServiceTypeExternalName {
+			continue
+		}
+		for node := range o.nodes {
+			out[ViewKey{Node: node, Service: key}] = o.view(node, svc)
+		}
+	}
+	return out
+}
+
+func (o *oracle) view(node string, svc *corev1.Service) *View {
+	mode, keys := v1alpha1.TopologyModeNone, []string(nil)
+	if value, ok := svc.Annotations[AnnotationGridviewKeys]; ok {
+		if parsed, err := ParseGridviewKeys(value); err == nil {
+			mode, keys = v1alpha1.TopologyModeOrdered, parsed
+		}
+	} else if value, ok := svc.Annotations[AnnotationTopologyKeys]; ok {
+		if parsed, err := ParseTopologyKeys(value); err == nil {
+			mode, keys = v1alpha1.TopologyModeAnyMatch, parsed
+		}
+	}
+
+	var source []*discoveryv1.EndpointSlice
+	for _, slice := range o.slices {
+		if slice.Namespace == svc.Namespace && slice.Labels[discoveryv1.LabelServiceName] == svc.Name {
+			source = append(source, slice)
+		}
+	}
+	slices.SortFunc(source, func(a, b *discoveryv1.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })
+
+	sameValue := func(key string, ep discoveryv1.Endpoint) bool {
+		if ep.NodeName == nil {
+			return false
+		}
+		theirs, known := o.nodes[*ep.NodeName]
+		mine, hasMine := o.nodes[node][key]
+		theirValue, hasTheirs := theirs[key]
+		return known && hasMine && hasTheirs && mine == theirValue
+	}
+	inTier := func(key string, ep discoveryv1.Endpoint) bool {
+		switch key {
+		case KeyAny:
+			return true
+		case KeyHostname:
+			_, known := o.nodes[node]
+			return known && ep.NodeName != nil && *ep.NodeName == node
+		}
+		return sameValue(key, ep)
+	}
+	isReady := func(ep discoveryv1.Endpoint) bool { return ep.Conditions.Ready == nil || *ep.Conditions.Ready }
+	tierHas := func(key string, want func(discoveryv1.Endpoint) bool) bool {
+		for _, slice := range source {
+			for _, ep := range slice.Endpoints {
+				if inTier(key, ep) && want(ep) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	keep := func(discoveryv1.Endpoint) bool { return true }
+	matched := ""
+	switch mode {
+	case v1alpha1.TopologyModeAnyMatch:
+		keep = func(ep discoveryv1.Endpoint) bool {
+			for _, key := range keys {
+				if sameValue(key, ep) {
+					return true
+				}
+			}
+			return false
+		}
+		for _, key := range keys {
+			if tierHas(key, func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
+				matched = key
+				break
+			}
+		}
+	case v1alpha1.TopologyModeOrdered:
+		for _, key := range keys {
+			if tierHas(key, isReady) {
+				matched = key
+				break
+			}
+		}
+		if matched == "" {
+			for _, key := range keys {
+				if tierHas(key, func(discoveryv1.Endpoint) bool { return true }) {
+					matched = key
+					break
+				}
+			}
+		}
+		keep = func(ep discoveryv1.Endpoint) bool { return matched != "" && inTier(matched, ep) }
+	}
+
+	view := &View{Topology: v1alpha1.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
+	for _, slice := range source {
+		out := v1alpha1.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
+		for _, ep := range slice.Endpoints {
+			if keep(ep) {
+				ep.Hints = nil
+				out.Endpoints = append(out.Endpoints, ep)
+			}
+		}
+		view.Slices = append(view.Slices, out)
+	}
+	return view
+}

@@ -1,0 +1,192 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	randomNodes      = []string{"edge-1", "edge-2", "edge-3", "edge-4", "edge-5", "edge-6"}
+	randomLabelKeys  = []string{"unit", "zone", KeyHostname}
+	randomValues     = []string{"a", "b", "c"}
+	randomServices   = []types.NamespacedName{{Namespace: "demo", Name: "s1"}, {Namespace: "demo", Name: "s2"}, {Namespace: "demo", Name: "s3"}, {Namespace: "other", Name: "s1"}}
+	randomSliceNames = []string{"x", "y", "z"}
+)
+
+// TestRandomChangesMatchTheOracle applies seeded random changes and checks,
+// after each, the engine's changed set and every view against the oracle.
+func TestRandomChangesMatchTheOracle(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4, 5} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, seed))
+			engine, model := NewEngine(), newOracle()
+			before := model.allViews()
+			for step := range 3000 {
+				what, got := randomChange(rng, engine, model)
+				after := model.allViews()
+				want := diffViews(before, after)
+				if !slices.Equal(got, want) {
+					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, got, want)
+				}
+				for key, view := range after {
+					engineView, ok := engine.View(key.Node, key.Service)
+					if !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
+						t.Fatalf("step %d, %s: view %v\n got %+v\nwant %+v", step, what, key, engineView, view)
+					}
+				}
+				for _, node := range randomNodes {
+					for _, svc := range randomServices {
+						if _, ok := engine.View(node, svc); ok != (after[ViewKey{node, svc}] != nil) {
+							t.Fatalf("step %d, %s: engine has a view of %s for %s: %v, oracle: %v", step, what, svc, node, ok, !ok)
+						}
+					}
+				}
+				before = after
+			}
+		})
+	}
+}
+
+// diffViews is the changed set by definition: views that appeared, went or differ.
+func diffViews(before, after map[ViewKey]*View) []ViewKey {
+	var changed []ViewKey
+	for key, view := range before {
+		if current, ok := after[key]; !ok || !apiequality.Semantic.DeepEqual(view, current) {
+			changed = append(changed, key)
+		}
+	}
+	for key := range after {
+		if _, ok := before[key]; !ok {
+			changed = append(changed, key)
+		}
+	}
+	slices.SortFunc(changed, compareViewKeys)
+	return changed
+}
+
+func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []ViewKey) {
+	pick := func(n int) int { return rng.IntN(n) }
+	switch pick(6) {
+	case 0:
+		name := randomNodes[pick(len(randomNodes))]
+		labels := map[string]string{}
+		for _, key := range randomLabelKeys {
+			if pick(10) < 7 {
+				labels[key] = randomValues[pick(len(randomValues))]
+			}
+		}
+		model.nodes[name] = labels
+		return fmt.Sprintf("set node %s %v", name, labels), engine.SetNode(name, labels)
+	case 1:
+		name := randomNodes[pick(len(randomNodes))]
+		delete(model.nodes, name)
+		return "delete node " + name, engine.DeleteNode(name)
+	case 2:
+		key := randomServices[pick(len(randomServices))]
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(rng)}}
+		if pick(10) == 0 {
+			svc.Spec.Type = corev1.ServiceTypeExternalName
+		}
+		model.services[key] = svc
+		return fmt.Sprintf("set service %s %v %s", key, svc.Annotations, svc.Spec.Type), engine.SetService(svc)
+	case 3:
+		key := randomServices[pick(len(randomServices))]
+		delete(model.services, key)
+		return "delete service " + key.String(), engine.DeleteService(key)
+	case 4:
+		slice := randomSlice(rng)
+		model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+		return fmt.Sprintf("set slice %s/%s of %q", slice.Namespace, slice.Name, slice.Labels[discoveryv1.LabelServiceName]), engine.SetEndpointSlice(slice)
+	default:
+		svc := randomServices[pick(len(randomServices))]
+		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name + "-" + randomSliceNames[pick(len(randomSliceNames))]}
+		delete(model.slices, key)
+		return "delete slice " + key.String(), engine.DeleteEndpointSlice(key)
+	}
+}
+
+func randomAnnotations(rng *rand.Rand) map[string]string {
+	annotations := map[string]string{}
+	switch rng.IntN(8) {
+	case 0:
+		annotations[AnnotationTopologyKeys] = `["unit"]`
+	case 1:
+		annotations[AnnotationTopologyKeys] = `["zone","unit"]`
+	case 2:
+		annotations[AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
+	case 3:
+		annotations[AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*"}[rng.IntN(4)]
+	case 4:
+		annotations[AnnotationGridviewKeys] = []string{"*,unit", "unit,,zone", "", "bad key"}[rng.IntN(4)]
+	case 5:
+		annotations[AnnotationGridviewKeys] = "unit,*"
+		annotations[AnnotationTopologyKeys] = `["zone"]`
+	}
+	return annotations
+}
+
+func randomSlice(rng *rand.Rand) *discoveryv1.EndpointSlice {
+	svc := randomServices[rng.IntN(len(randomServices))]
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: svc.Namespace,
+			Name:      svc.Name + "-" + randomSliceNames[rng.IntN(len(randomSliceNames))],
+			Labels:    map[string]string{discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+		},
+		AddressType: []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6}[rng.IntN(2)],
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080)}},
+	}
+	// Mostly the Service the name says; sometimes another one, or none.
+	switch rng.IntN(10) {
+	case 0:
+	case 1:
+		slice.Labels[discoveryv1.LabelServiceName] = randomServices[rng.IntN(len(randomServices))].Name
+	default:
+		slice.Labels[discoveryv1.LabelServiceName] = svc.Name
+	}
+	conditions := []*bool{nil, ptr.To(true), ptr.To(false)}
+	for i := range rng.IntN(5) {
+		ep := discoveryv1.Endpoint{
+			Addresses: []string{fmt.Sprintf("10.0.%d.%d", rng.IntN(4), i)},
+			Conditions: discoveryv1.EndpointConditions{
+				Ready: conditions[rng.IntN(3)], Serving: conditions[rng.IntN(3)], Terminating: conditions[rng.IntN(3)],
+			},
+		}
+		switch n := rng.IntN(len(randomNodes) + 2); {
+		case n < len(randomNodes):
+			ep.NodeName = ptr.To(randomNodes[n])
+		case n == len(randomNodes):
+			ep.NodeName = ptr.To("unknown-node")
+		}
+		if rng.IntN(4) == 0 {
+			ep.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "a"}}}
+		}
+		slice.Endpoints = append(slice.Endpoints, ep)
+	}
+	return slice
+}
