@@ -66,6 +66,20 @@ func NewEngine() *Engine {
 	}
 }
 
+// Load adds objects without computing which views changed: for the initial
+// state, where every view is new.
+func (e *Engine) Load(nodes []*corev1.Node, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
+	for _, node := range nodes {
+		e.nodes[node.Name] = maps.Clone(node.Labels)
+	}
+	for _, svc := range services {
+		e.setService(svc)
+	}
+	for _, slice := range slices {
+		e.setEndpointSlice(slice)
+	}
+}
+
 // View returns a node's view of a Service; false when either is unknown or
 // the Service has no view (ExternalName).
 func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
@@ -101,13 +115,16 @@ func (e *Engine) DeleteNode(name string) []ViewKey {
 // SetService adds or updates a Service; an ExternalName Service has no view.
 func (e *Engine) SetService(svc *corev1.Service) []ViewKey {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	return e.change(allNodesOf(key), func() {
-		if svc.Spec.Type == corev1.ServiceTypeExternalName {
-			delete(e.services, key)
-			return
-		}
-		e.services[key] = &service{policy: parsePolicy(svc.Annotations), labels: maps.Clone(svc.Labels)}
-	})
+	return e.change(allNodesOf(key), func() { e.setService(svc) })
+}
+
+func (e *Engine) setService(svc *corev1.Service) {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		delete(e.services, key)
+		return
+	}
+	e.services[key] = &service{policy: parsePolicy(svc.Annotations), labels: maps.Clone(svc.Labels)}
 }
 
 // DeleteService removes a Service and its views.
@@ -117,28 +134,30 @@ func (e *Engine) DeleteService(key types.NamespacedName) []ViewKey {
 
 // SetEndpointSlice adds or updates an EndpointSlice of a Service.
 func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []ViewKey {
-	sliceKey := types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}
-	scope := e.sliceScope(sliceKey)
-	svcName, owned := slice.Labels[discoveryv1.LabelServiceName]
-	svcKey := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
-	if owned {
-		scope[svcKey] = nil
+	scope := e.sliceScope(types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name})
+	if svcName, owned := slice.Labels[discoveryv1.LabelServiceName]; owned {
+		scope[types.NamespacedName{Namespace: slice.Namespace, Name: svcName}] = nil
 	}
-	return e.change(scope, func() {
-		e.removeSlice(sliceKey)
-		if !owned {
-			return
-		}
-		if e.slices[svcKey] == nil {
-			e.slices[svcKey] = map[string]*endpointSlice{}
-		}
-		e.slices[svcKey][slice.Name] = &endpointSlice{
-			name: slice.Name, labels: maps.Clone(slice.Labels), addressType: slice.AddressType,
-			ports: slices.Clone(slice.Ports), endpoints: slices.Clone(slice.Endpoints),
-		}
-		e.sliceService[sliceKey] = svcKey
-		e.reindexEndpointNodes(svcKey)
-	})
+	return e.change(scope, func() { e.setEndpointSlice(slice) })
+}
+
+func (e *Engine) setEndpointSlice(slice *discoveryv1.EndpointSlice) {
+	sliceKey := types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}
+	e.removeSlice(sliceKey)
+	svcName, owned := slice.Labels[discoveryv1.LabelServiceName]
+	if !owned {
+		return
+	}
+	svcKey := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
+	if e.slices[svcKey] == nil {
+		e.slices[svcKey] = map[string]*endpointSlice{}
+	}
+	e.slices[svcKey][slice.Name] = &endpointSlice{
+		name: slice.Name, labels: maps.Clone(slice.Labels), addressType: slice.AddressType,
+		ports: slices.Clone(slice.Ports), endpoints: slices.Clone(slice.Endpoints),
+	}
+	e.sliceService[sliceKey] = svcKey
+	e.reindexEndpointNodes(svcKey)
 }
 
 // DeleteEndpointSlice removes an EndpointSlice.

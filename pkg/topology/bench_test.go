@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// edge10k is the scenario of the performance targets: 10,000 nodes in 1,000
+// grid units over 10 zones; 5,000 Services (50% any-match on the unit, 25%
+// ordered unit,zone,*, 25% plain) with 20 endpoints each in 1-3 slices on
+// random nodes. Generated from a fixed seed.
+type edge10k struct {
+	nodes    map[string]map[string]string
+	services []*corev1.Service
+	slices   []*discoveryv1.EndpointSlice
+}
+
+func newEdge10k() *edge10k {
+	rng := rand.New(rand.NewPCG(10, 10))
+	s := &edge10k{nodes: map[string]map[string]string{}}
+	for i := range 10000 {
+		unit := i / 10
+		s.nodes[fmt.Sprintf("node-%05d", i)] = map[string]string{"unit": fmt.Sprintf("unit-%04d", unit), "zone": fmt.Sprintf("zone-%d", unit%10)}
+	}
+	for i := range 5000 {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("svc-%04d", i)}}
+		switch i % 4 {
+		case 0, 1:
+			svc.Annotations = map[string]string{AnnotationTopologyKeys: `["unit"]`}
+		case 2:
+			svc.Annotations = map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
+		}
+		s.services = append(s.services, svc)
+		slices := 1 + rng.IntN(3)
+		for j := range slices {
+			slice := &discoveryv1.EndpointSlice{
+				ObjectMeta:  metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("%s-%d", svc.Name, j), Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+				AddressType: discoveryv1.AddressTypeIPv4,
+				Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+			}
+			for k := j; k < 20; k += slices {
+				slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+					Addresses: []string{fmt.Sprintf("10.%d.%d.%d", i/256, i%256, k)},
+					NodeName:  ptr.To(fmt.Sprintf("node-%05d", rng.IntN(10000))),
+				})
+			}
+			s.slices = append(s.slices, slice)
+		}
+	}
+	return s
+}
+
+func (s *edge10k) engine() *Engine {
+	nodes := make([]*corev1.Node, 0, len(s.nodes))
+	for name, labels := range s.nodes {
+		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
+	}
+	e := NewEngine()
+	e.Load(nodes, s.services, s.slices)
+	return e
+}
+
+func BenchmarkEdge10kBuild(b *testing.B) {
+	s := newEdge10k()
+	for b.Loop() {
+		s.engine()
+	}
+}
+
+func BenchmarkEdge10kEndpointAdded(b *testing.B) {
+	s := newEdge10k()
+	e := s.engine()
+	for _, tc := range []struct {
+		name  string
+		slice *discoveryv1.EndpointSlice
+	}{{"any-match", s.slices[0]}, {"ordered", s.slices[len(s.slices)/2+1]}} {
+		b.Run(tc.name, func(b *testing.B) {
+			grown := tc.slice.DeepCopy()
+			grown.Endpoints = append(grown.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.255.0.1"}, NodeName: ptr.To("node-00042")})
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					e.SetEndpointSlice(grown)
+				} else {
+					e.SetEndpointSlice(tc.slice)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEdge10kNodeMoved(b *testing.B) {
+	s := newEdge10k()
+	e := s.engine()
+	old := s.nodes["node-00042"]
+	moved := map[string]string{"unit": "unit-0999", "zone": "zone-9"}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			e.SetNode("node-00042", moved)
+		} else {
+			e.SetNode("node-00042", old)
+		}
+	}
+}
+
+func BenchmarkEdge10kAnnotationChanged(b *testing.B) {
+	s := newEdge10k()
+	e := s.engine()
+	svc := s.services[0].DeepCopy()
+	ordered := svc.DeepCopy()
+	ordered.Annotations = map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			e.SetService(ordered)
+		} else {
+			e.SetService(svc)
+		}
+	}
+}
