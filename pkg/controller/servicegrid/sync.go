@@ -66,7 +66,9 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 // status.
 func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) error {
 	name := ServiceName(sg.Name)
-	existing, err := c.services.Services(sg.Namespace).Get(name)
+	// Live as well: a cache that has not seen a foreign Service yet must not
+	// let gridview apply over it.
+	existing, err := c.kube.CoreV1().Services(sg.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil
