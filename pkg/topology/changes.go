@@ -80,7 +80,7 @@ func (e *Engine) change(s scope, mutate func()) []ViewKey {
 func (e *Engine) views(s scope) map[ViewKey]*View {
 	out := map[ViewKey]*View{}
 	for svc, nodes := range s {
-		svcState, ok := e.services[svc]
+		p, ok := e.services[svc]
 		if !ok {
 			continue
 		}
@@ -91,10 +91,10 @@ func (e *Engine) views(s scope) map[ViewKey]*View {
 			if !ok {
 				return
 			}
-			sig := signature(svcState.policy, node, labels)
+			sig := signature(p, node, labels)
 			view, ok := shared[sig]
 			if !ok {
-				view = computeView(svcState.policy, source, matcher{node: node, labels: labels, nodes: e.nodes})
+				view = computeView(p, source, matcher{node: node, labels: labels, nodes: e.nodes})
 				shared[sig] = view
 			}
 			out[ViewKey{Node: node, Service: svc}] = view

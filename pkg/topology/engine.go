@@ -35,16 +35,11 @@ type ViewKey struct {
 	Service types.NamespacedName
 }
 
-type service struct {
-	policy policy
-	labels map[string]string
-}
-
 // Engine indexes Nodes, Services and EndpointSlices and derives views from
 // them on demand; it stores no view. It is not safe for concurrent use.
 type Engine struct {
 	nodes    map[string]map[string]string
-	services map[types.NamespacedName]*service
+	services map[types.NamespacedName]policy
 	// slices of each Service by slice name, kept even before their Service
 	// is known.
 	slices       map[types.NamespacedName]map[string]*endpointSlice
@@ -58,7 +53,7 @@ type Engine struct {
 func NewEngine() *Engine {
 	return &Engine{
 		nodes:        map[string]map[string]string{},
-		services:     map[types.NamespacedName]*service{},
+		services:     map[types.NamespacedName]policy{},
 		slices:       map[types.NamespacedName]map[string]*endpointSlice{},
 		sliceService: map[types.NamespacedName]types.NamespacedName{},
 		nodeServices: map[string]sets.Set[types.NamespacedName]{},
@@ -83,7 +78,7 @@ func (e *Engine) Load(nodes []*corev1.Node, services []*corev1.Service, slices [
 // View returns a node's view of a Service; false when either is unknown or
 // the Service has no view (ExternalName).
 func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
-	s, ok := e.services[svc]
+	p, ok := e.services[svc]
 	if !ok {
 		return nil, false
 	}
@@ -91,15 +86,12 @@ func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
 	if !ok {
 		return nil, false
 	}
-	return computeView(s.policy, e.sortedSlices(svc), matcher{node: node, labels: labels, nodes: e.nodes}), true
+	return computeView(p, e.sortedSlices(svc), matcher{node: node, labels: labels, nodes: e.nodes}), true
 }
 
 // Malformed returns why a Service's topology annotation could not be parsed.
 func (e *Engine) Malformed(svc types.NamespacedName) error {
-	if s, ok := e.services[svc]; ok {
-		return s.policy.malformed
-	}
-	return nil
+	return e.services[svc].malformed
 }
 
 // SetNode adds or updates a node's labels.
@@ -124,7 +116,7 @@ func (e *Engine) setService(svc *corev1.Service) {
 		delete(e.services, key)
 		return
 	}
-	e.services[key] = &service{policy: parsePolicy(svc.Annotations), labels: maps.Clone(svc.Labels)}
+	e.services[key] = parsePolicy(svc.Annotations)
 }
 
 // DeleteService removes a Service and its views.
