@@ -56,22 +56,22 @@ func (e *Engine) sliceScope(slice types.NamespacedName) scope {
 
 // change applies mutate and returns the views in scope whose content it
 // changed, appeared or went, sorted.
-func (e *Engine) change(s scope, mutate func()) []ViewKey {
+func (e *Engine) change(s scope, mutate func()) []Change {
 	before := e.views(s)
 	mutate()
 	after := e.views(s)
-	var changed []ViewKey
+	var changed []Change
 	for key, old := range before {
 		if current, ok := after[key]; !ok || !reflect.DeepEqual(old, current) {
-			changed = append(changed, key)
+			changed = append(changed, Change{Key: key, Old: old, New: current})
 		}
 	}
-	for key := range after {
+	for key, current := range after {
 		if _, ok := before[key]; !ok {
-			changed = append(changed, key)
+			changed = append(changed, Change{Key: key, New: current})
 		}
 	}
-	slices.SortFunc(changed, compareViewKeys)
+	slices.SortFunc(changed, func(a, b Change) int { return compareViewKeys(a.Key, b.Key) })
 	return changed
 }
 
@@ -113,9 +113,9 @@ func (e *Engine) views(s scope) map[ViewKey]*View {
 }
 
 func compareViewKeys(a, b ViewKey) int {
-	return cmp.Or(
-		cmp.Compare(a.Service.Namespace, b.Service.Namespace),
-		cmp.Compare(a.Service.Name, b.Service.Name),
-		cmp.Compare(a.Node, b.Node),
-	)
+	return cmp.Or(compareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
+}
+
+func compareServices(a, b types.NamespacedName) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }

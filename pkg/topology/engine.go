@@ -26,13 +26,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
 // ViewKey names one node's view of one Service.
 type ViewKey struct {
 	Node    string
 	Service types.NamespacedName
+}
+
+// Change is one view that appeared, went or changed.
+type Change struct {
+	Key ViewKey
+	// Old is the view before the change, nil when it did not exist; New the
+	// view after, nil when it no longer exists.
+	Old, New *View
 }
 
 // Engine indexes Nodes, Services and EndpointSlices and derives views from
@@ -89,23 +97,41 @@ func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
 	return computeView(p, e.sortedSlices(svc), matcher{node: node, labels: labels, nodes: e.nodes}), true
 }
 
+// Nodes returns the names of the known nodes, sorted.
+func (e *Engine) Nodes() []string {
+	return slices.Sorted(maps.Keys(e.nodes))
+}
+
+// Services returns the Services that have views, sorted; those of one
+// namespace, or of all when namespace is empty.
+func (e *Engine) Services(namespace string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for svc := range e.services {
+		if namespace == "" || svc.Namespace == namespace {
+			out = append(out, svc)
+		}
+	}
+	slices.SortFunc(out, compareServices)
+	return out
+}
+
 // Malformed returns why a Service's topology annotation could not be parsed.
 func (e *Engine) Malformed(svc types.NamespacedName) error {
 	return e.services[svc].malformed
 }
 
 // SetNode adds or updates a node's labels.
-func (e *Engine) SetNode(name string, labels map[string]string) []ViewKey {
+func (e *Engine) SetNode(name string, labels map[string]string) []Change {
 	return e.change(e.nodeScope(name), func() { e.nodes[name] = maps.Clone(labels) })
 }
 
 // DeleteNode removes a node: its views go, and its endpoints match only "*".
-func (e *Engine) DeleteNode(name string) []ViewKey {
+func (e *Engine) DeleteNode(name string) []Change {
 	return e.change(e.nodeScope(name), func() { delete(e.nodes, name) })
 }
 
 // SetService adds or updates a Service; an ExternalName Service has no view.
-func (e *Engine) SetService(svc *corev1.Service) []ViewKey {
+func (e *Engine) SetService(svc *corev1.Service) []Change {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	return e.change(allNodesOf(key), func() { e.setService(svc) })
 }
@@ -116,16 +142,18 @@ func (e *Engine) setService(svc *corev1.Service) {
 		delete(e.services, key)
 		return
 	}
-	e.services[key] = parsePolicy(svc.Annotations)
+	p := parsePolicy(svc.Annotations)
+	p.labels = maps.Clone(svc.Labels)
+	e.services[key] = p
 }
 
 // DeleteService removes a Service and its views.
-func (e *Engine) DeleteService(key types.NamespacedName) []ViewKey {
+func (e *Engine) DeleteService(key types.NamespacedName) []Change {
 	return e.change(allNodesOf(key), func() { delete(e.services, key) })
 }
 
 // SetEndpointSlice adds or updates an EndpointSlice of a Service.
-func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []ViewKey {
+func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []Change {
 	scope := e.sliceScope(types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name})
 	if svcName, owned := slice.Labels[discoveryv1.LabelServiceName]; owned {
 		scope[types.NamespacedName{Namespace: slice.Namespace, Name: svcName}] = nil
@@ -153,7 +181,7 @@ func (e *Engine) setEndpointSlice(slice *discoveryv1.EndpointSlice) {
 }
 
 // DeleteEndpointSlice removes an EndpointSlice.
-func (e *Engine) DeleteEndpointSlice(key types.NamespacedName) []ViewKey {
+func (e *Engine) DeleteEndpointSlice(key types.NamespacedName) []Change {
 	return e.change(e.sliceScope(key), func() { e.removeSlice(key) })
 }
 
@@ -212,18 +240,18 @@ func parsePolicy(annotations map[string]string) policy {
 	if value, ok := annotations[AnnotationGridviewKeys]; ok {
 		keys, err := ParseGridviewKeys(value)
 		if err != nil {
-			return policy{mode: v1alpha1.TopologyModeNone, malformed: err}
+			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
 		}
-		return policy{mode: v1alpha1.TopologyModeOrdered, keys: keys}
+		return policy{mode: topologyapi.TopologyModeOrdered, keys: keys}
 	}
 	if value, ok := annotations[AnnotationTopologyKeys]; ok {
 		keys, err := ParseTopologyKeys(value)
 		if err != nil {
-			return policy{mode: v1alpha1.TopologyModeNone, malformed: err}
+			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
 		}
-		return policy{mode: v1alpha1.TopologyModeAnyMatch, keys: keys}
+		return policy{mode: topologyapi.TopologyModeAnyMatch, keys: keys}
 	}
-	return policy{mode: v1alpha1.TopologyModeNone}
+	return policy{mode: topologyapi.TopologyModeNone}
 }
 
 // signature is what a node's view of a Service depends on besides the
@@ -233,7 +261,7 @@ func signature(p policy, node string, labels map[string]string) string {
 	for _, key := range p.keys {
 		switch {
 		case key == KeyAny:
-		case key == KeyHostname && p.mode == v1alpha1.TopologyModeOrdered:
+		case key == KeyHostname && p.mode == topologyapi.TopologyModeOrdered:
 			b.WriteString("\x00h=" + node)
 		default:
 			if value, ok := labels[key]; ok {

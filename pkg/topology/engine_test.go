@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
 var echo = types.NamespacedName{Namespace: "demo", Name: "echo-svc"}
@@ -66,36 +66,36 @@ func TestViews(t *testing.T) {
 		annotations map[string]string
 		endpoints   []discoveryv1.Endpoint
 		node        string
-		wantMode    v1alpha1.TopologyMode
+		wantMode    topologyapi.TopologyMode
 		wantMatched string
 		wantAddrs   []string
 	}{
-		{name: "no annotation: every endpoint", node: "edge-1", wantMode: v1alpha1.TopologyModeNone,
+		{name: "no annotation: every endpoint", node: "edge-1", wantMode: topologyapi.TopologyModeNone,
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a1", "b1"}},
-		{name: "any-match keeps the unit", annotations: anyMatch, node: "edge-2", wantMode: v1alpha1.TopologyModeAnyMatch, wantMatched: "unit",
+		{name: "any-match keeps the unit", annotations: anyMatch, node: "edge-2", wantMode: topologyapi.TopologyModeAnyMatch, wantMatched: "unit",
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a1"}},
-		{name: "any-match, nothing in the unit: empty", annotations: anyMatch, node: "edge-4", wantMode: v1alpha1.TopologyModeAnyMatch,
+		{name: "any-match, nothing in the unit: empty", annotations: anyMatch, node: "edge-4", wantMode: topologyapi.TopologyModeAnyMatch,
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true)}},
-		{name: "any-match, node without the label: empty", annotations: anyMatch, node: "edge-5", wantMode: v1alpha1.TopologyModeAnyMatch,
+		{name: "any-match, node without the label: empty", annotations: anyMatch, node: "edge-5", wantMode: topologyapi.TopologyModeAnyMatch,
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true)}},
-		{name: "any-match ignores endpoints without or with unknown nodes", annotations: anyMatch, node: "edge-1", wantMode: v1alpha1.TopologyModeAnyMatch,
+		{name: "any-match ignores endpoints without or with unknown nodes", annotations: anyMatch, node: "edge-1", wantMode: topologyapi.TopologyModeAnyMatch,
 			endpoints: []discoveryv1.Endpoint{endpoint("x", "", true), endpoint("y", "ghost", true)}},
-		{name: "ordered: the unit tier wins", annotations: ordered, node: "edge-1", wantMode: v1alpha1.TopologyModeOrdered, wantMatched: "unit",
+		{name: "ordered: the unit tier wins", annotations: ordered, node: "edge-1", wantMode: topologyapi.TopologyModeOrdered, wantMatched: "unit",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", true), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a2"}},
-		{name: "ordered: a unit without ready endpoints falls to the zone", annotations: ordered, node: "edge-1", wantMode: v1alpha1.TopologyModeOrdered, wantMatched: "zone",
+		{name: "ordered: a unit without ready endpoints falls to the zone", annotations: ordered, node: "edge-1", wantMode: topologyapi.TopologyModeOrdered, wantMatched: "zone",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", false), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a2", "b1"}},
-		{name: "ordered: * takes every endpoint", annotations: ordered, node: "edge-4", wantMode: v1alpha1.TopologyModeOrdered, wantMatched: "*",
+		{name: "ordered: * takes every endpoint", annotations: ordered, node: "edge-4", wantMode: topologyapi.TopologyModeOrdered, wantMatched: "*",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", true), endpoint("x", "", true)}, wantAddrs: []string{"a2", "x"}},
 		{name: "ordered: no ready tier, the first non-empty one", annotations: map[string]string{AnnotationGridviewKeys: "unit,zone"}, node: "edge-1",
-			wantMode: v1alpha1.TopologyModeOrdered, wantMatched: "unit",
+			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "unit",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", false), endpoint("b1", "edge-3", false)}, wantAddrs: []string{"a2"}},
 		{name: "ordered: hostname is the same node", annotations: map[string]string{AnnotationGridviewKeys: "kubernetes.io/hostname,unit"}, node: "edge-1",
-			wantMode: v1alpha1.TopologyModeOrdered, wantMatched: KeyHostname,
+			wantMode: topologyapi.TopologyModeOrdered, wantMatched: KeyHostname,
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true), endpoint("a2", "edge-2", true)}, wantAddrs: []string{"a1"}},
 		{name: "the gridview key wins", annotations: map[string]string{AnnotationGridviewKeys: "zone", AnnotationTopologyKeys: `["unit"]`}, node: "edge-1",
-			wantMode: v1alpha1.TopologyModeOrdered, wantMatched: "zone",
+			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "zone",
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
-		{name: "malformed: unpruned", annotations: map[string]string{AnnotationTopologyKeys: "[unit"}, node: "edge-1", wantMode: v1alpha1.TopologyModeNone,
+		{name: "malformed: unpruned", annotations: map[string]string{AnnotationTopologyKeys: "[unit"}, node: "edge-1", wantMode: topologyapi.TopologyModeNone,
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
 	}
 	for _, tc := range tests {
@@ -127,8 +127,11 @@ func TestChangedViews(t *testing.T) {
 	// edge-3 moves to unit a: its own view changes, and so does every unit-a
 	// node's, which now sees b1; unit c and the unlabelled node see nothing new.
 	got := e.SetNode("edge-3", map[string]string{"unit": "a", "zone": "1"})
-	if want := []ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(got, want) {
-		t.Errorf("node move changed %v, want %v", got, want)
+	if want := []ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(changedKeys(got), want) {
+		t.Errorf("node move changed %v, want %v", changedKeys(got), want)
+	}
+	if got[2].Old == nil || got[2].New == nil || len(got[2].New.Slices[0].Endpoints) != 2 {
+		t.Errorf("edge-3's change is %+v, want its old view and a new one with both endpoints", got[2])
 	}
 	if got := e.SetNode("edge-3", map[string]string{"unit": "a", "zone": "1"}); len(got) != 0 {
 		t.Errorf("a no-op changed %v", got)
@@ -144,4 +147,12 @@ func TestChangedViews(t *testing.T) {
 	if _, ok := e.View("edge-1", echo); ok || len(got) != 5 {
 		t.Errorf("ExternalName: view kept (%v) or changed set %v is not every node", ok, got)
 	}
+}
+
+func changedKeys(changes []Change) []ViewKey {
+	keys := make([]ViewKey, 0, len(changes))
+	for _, c := range changes {
+		keys = append(keys, c.Key)
+	}
+	return keys
 }

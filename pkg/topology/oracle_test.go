@@ -24,7 +24,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
 // oracle is a deliberately simple model of the semantics in DESIGN.md: it
@@ -58,14 +58,14 @@ func (o *oracle) allViews() map[ViewKey]*View {
 }
 
 func (o *oracle) view(node string, svc *corev1.Service) *View {
-	mode, keys := v1alpha1.TopologyModeNone, []string(nil)
+	mode, keys := topologyapi.TopologyModeNone, []string(nil)
 	if value, ok := svc.Annotations[AnnotationGridviewKeys]; ok {
 		if parsed, err := ParseGridviewKeys(value); err == nil {
-			mode, keys = v1alpha1.TopologyModeOrdered, parsed
+			mode, keys = topologyapi.TopologyModeOrdered, parsed
 		}
 	} else if value, ok := svc.Annotations[AnnotationTopologyKeys]; ok {
 		if parsed, err := ParseTopologyKeys(value); err == nil {
-			mode, keys = v1alpha1.TopologyModeAnyMatch, parsed
+			mode, keys = topologyapi.TopologyModeAnyMatch, parsed
 		}
 	}
 
@@ -111,7 +111,7 @@ func (o *oracle) view(node string, svc *corev1.Service) *View {
 	keep := func(discoveryv1.Endpoint) bool { return true }
 	matched := ""
 	switch mode {
-	case v1alpha1.TopologyModeAnyMatch:
+	case topologyapi.TopologyModeAnyMatch:
 		keep = func(ep discoveryv1.Endpoint) bool {
 			for _, key := range keys {
 				if sameValue(key, ep) {
@@ -126,7 +126,7 @@ func (o *oracle) view(node string, svc *corev1.Service) *View {
 				break
 			}
 		}
-	case v1alpha1.TopologyModeOrdered:
+	case topologyapi.TopologyModeOrdered:
 		for _, key := range keys {
 			if tierHas(key, isReady) {
 				matched = key
@@ -144,9 +144,9 @@ func (o *oracle) view(node string, svc *corev1.Service) *View {
 		keep = func(ep discoveryv1.Endpoint) bool { return matched != "" && inTier(matched, ep) }
 	}
 
-	view := &View{Topology: v1alpha1.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
+	view := &View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
 	for _, slice := range source {
-		out := v1alpha1.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
+		out := topologyapi.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
 		for _, ep := range slice.Endpoints {
 			if keep(ep) {
 				ep.Hints = nil

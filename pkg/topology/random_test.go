@@ -50,7 +50,7 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 				what, got := randomChange(rng, engine, model)
 				after := model.allViews()
 				want := diffViews(before, after)
-				if !slices.Equal(got, want) {
+				if !apiequality.Semantic.DeepEqual(got, want) {
 					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, got, want)
 				}
 				for key, view := range after {
@@ -73,23 +73,23 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 }
 
 // diffViews is the changed set by definition: views that appeared, went or differ.
-func diffViews(before, after map[ViewKey]*View) []ViewKey {
-	var changed []ViewKey
+func diffViews(before, after map[ViewKey]*View) []Change {
+	var changed []Change
 	for key, view := range before {
 		if current, ok := after[key]; !ok || !apiequality.Semantic.DeepEqual(view, current) {
-			changed = append(changed, key)
+			changed = append(changed, Change{Key: key, Old: view, New: current})
 		}
 	}
-	for key := range after {
+	for key, current := range after {
 		if _, ok := before[key]; !ok {
-			changed = append(changed, key)
+			changed = append(changed, Change{Key: key, New: current})
 		}
 	}
-	slices.SortFunc(changed, compareViewKeys)
+	slices.SortFunc(changed, func(a, b Change) int { return compareViewKeys(a.Key, b.Key) })
 	return changed
 }
 
-func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []ViewKey) {
+func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []Change) {
 	pick := func(n int) int { return rng.IntN(n) }
 	switch pick(6) {
 	case 0:
@@ -109,11 +109,14 @@ func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []View
 	case 2:
 		key := randomServices[pick(len(randomServices))]
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(rng)}}
+		if pick(3) == 0 {
+			svc.Labels = map[string]string{"app": randomValues[pick(len(randomValues))]}
+		}
 		if pick(10) == 0 {
 			svc.Spec.Type = corev1.ServiceTypeExternalName
 		}
 		model.services[key] = svc
-		return fmt.Sprintf("set service %s %v %s", key, svc.Annotations, svc.Spec.Type), engine.SetService(svc)
+		return fmt.Sprintf("set service %s %v %v %s", key, svc.Labels, svc.Annotations, svc.Spec.Type), engine.SetService(svc)
 	case 3:
 		key := randomServices[pick(len(randomServices))]
 		delete(model.services, key)

@@ -21,19 +21,23 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
-// View is what one node routes to for one Service.
+// View is what one node routes to for one Service. Views are shared between
+// nodes and changes: never modify one.
 type View struct {
-	Topology v1alpha1.TopologyInfo
-	Slices   []v1alpha1.NodeEndpointSlice
+	// Labels are the Service's labels.
+	Labels   map[string]string
+	Topology topologyapi.TopologyInfo
+	Slices   []topologyapi.NodeEndpointSlice
 }
 
 // policy is how a Service's endpoints are pruned.
 type policy struct {
-	mode v1alpha1.TopologyMode
-	keys []string
+	labels map[string]string
+	mode   topologyapi.TopologyMode
+	keys   []string
 	// malformed holds why the annotation could not be parsed: the Service is
 	// then not pruned.
 	malformed error
@@ -79,14 +83,14 @@ func (m matcher) matches(key string, ep *discoveryv1.Endpoint, hostnameIsSameNod
 
 // computeView prunes the slices of a Service (sorted by name) for a node.
 func computeView(p policy, source []*endpointSlice, m matcher) *View {
-	view := &View{Topology: v1alpha1.TopologyInfo{Mode: p.mode, Keys: p.keys}}
+	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys}}
 	switch p.mode {
-	case v1alpha1.TopologyModeAnyMatch:
+	case topologyapi.TopologyModeAnyMatch:
 		view.Topology.MatchedKey = firstKey(p.keys, source, m, false, anyEndpoint)
 		view.Slices = prune(source, func(ep *discoveryv1.Endpoint) bool {
 			return slices.ContainsFunc(p.keys, func(key string) bool { return m.matches(key, ep, false) })
 		})
-	case v1alpha1.TopologyModeOrdered:
+	case topologyapi.TopologyModeOrdered:
 		// The first tier with a ready endpoint wins; else the first that is not
 		// empty, so that kube-proxy can still fall back to serving or
 		// terminating endpoints; else nothing.
@@ -126,8 +130,8 @@ func ready(ep *discoveryv1.Endpoint) bool {
 
 // prune keeps the endpoints keep accepts, without topology hints: the set is
 // already pruned. Every source slice stays, so its identity is kept.
-func prune(source []*endpointSlice, keep func(*discoveryv1.Endpoint) bool) []v1alpha1.NodeEndpointSlice {
-	out := make([]v1alpha1.NodeEndpointSlice, 0, len(source))
+func prune(source []*endpointSlice, keep func(*discoveryv1.Endpoint) bool) []topologyapi.NodeEndpointSlice {
+	out := make([]topologyapi.NodeEndpointSlice, 0, len(source))
 	for _, slice := range source {
 		var kept []discoveryv1.Endpoint
 		for i := range slice.endpoints {
@@ -137,7 +141,7 @@ func prune(source []*endpointSlice, keep func(*discoveryv1.Endpoint) bool) []v1a
 				kept = append(kept, ep)
 			}
 		}
-		out = append(out, v1alpha1.NodeEndpointSlice{
+		out = append(out, topologyapi.NodeEndpointSlice{
 			Name: slice.name, Labels: slice.labels, AddressType: slice.addressType,
 			Ports: slice.ports, Endpoints: slices.Clip(kept),
 		})
