@@ -87,6 +87,13 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := installController(generic); err != nil {
 		return nil, err
 	}
+	views, installViews, err := nodeViews(c, controllerKube)
+	if err != nil {
+		return nil, err
+	}
+	if err := installViews(generic); err != nil {
+		return nil, err
+	}
 	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: admissionKube, Authorizer: c.GenericConfig.Authorization.Authorizer}
 	serviceGrids, serviceGridStatus, err := servicegrid.NewREST(Scheme, c.GenericConfig.RESTOptionsGetter, controller.Enqueue, checks)
 	if err != nil {
@@ -96,7 +103,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = map[string]rest.Storage{
 		"servicegrids":        serviceGrids,
 		"servicegrids/status": serviceGridStatus,
-		"nodeendpoints":       nodeendpoints.NewStorage(),
+		"nodeendpoints":       nodeendpoints.NewStorage(views),
 	}
 	if err := generic.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, err

@@ -18,38 +18,258 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
-// Until the topology engine feeds it, NodeEndpoints serves no view: an empty
-// list, 404 on get and a watch error that is not 410.
-func TestNodeEndpointsWithoutViews(t *testing.T) {
+const unitKey = "superedge.io/nodeunit"
+
+// site is a small edge cluster of the test's own: nodes <ns>-a1, <ns>-a2 in
+// unit a and <ns>-b1 in unit b, and three Services with an endpoint on every
+// node: grid (any-match on the unit), plain, and ordered ("unit,*") whose
+// only endpoints are in unit a.
+type site struct {
+	ns string
+}
+
+func (s site) node(name string) string { return s.ns + "-" + name }
+func (s site) unit(name string) string { return s.ns + "-" + name }
+
+func newSite(t *testing.T) site {
+	t.Helper()
 	ctx := context.Background()
-	ns := testNamespace(t)
-	for _, namespace := range []string{ns, metav1.NamespaceAll} {
-		list, err := gridview.TopologyV1alpha1().NodeEndpoints(namespace).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=edge-1"})
+	s := site{ns: testNamespace(t)}
+	for name, unit := range map[string]string{"a1": "a", "a2": "a", "b1": "b"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: map[string]string{unitKey: s.unit(unit)}}}
+		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+		})
+	}
+	for name, annotations := range map[string]map[string]string{
+		"grid":    {topology.AnnotationTopologyKeys: `["` + unitKey + `"]`},
+		"plain":   nil,
+		"ordered": {topology.AnnotationGridviewKeys: unitKey + ",*"},
+	} {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations, Labels: map[string]string{"app": name}},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		}
+		if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1"})
+	s.writeSlice(t, "plain", map[string]string{"10.2.0.1": "a1", "10.2.0.3": "b1"})
+	s.writeSlice(t, "ordered", map[string]string{"10.3.0.1": "a1"})
+	return s
+}
+
+// writeSlice creates or replaces the one EndpointSlice of a Service.
+func (s site) writeSlice(t *testing.T, service string, endpoints map[string]string) {
+	t.Helper()
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: service + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+	}
+	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses: []string{address}, NodeName: ptr.To(s.node(endpoints[address])),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		})
+	}
+	ctx := context.Background()
+	client := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	if _, err := client.Create(ctx, slice, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		current, getErr := client.Get(ctx, slice.Name, metav1.GetOptions{})
+		if getErr != nil {
+			t.Fatal(getErr)
+		}
+		slice.ResourceVersion = current.ResourceVersion
+		_, err = client.Update(ctx, slice, metav1.UpdateOptions{})
 		if err != nil {
-			t.Fatalf("list in %q: %v", namespace, err)
+			t.Fatal(err)
 		}
-		if len(list.Items) != 0 || list.ResourceVersion == "" {
-			t.Errorf("list in %q = %d items, rv %q; want none with a resourceVersion", namespace, len(list.Items), list.ResourceVersion)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addresses lists the endpoint addresses of a view, sorted.
+func addresses(view *topologyv1alpha1.NodeEndpoints) []string {
+	var out []string
+	for _, slice := range view.Slices {
+		for _, ep := range slice.Endpoints {
+			out = append(out, ep.Addresses...)
 		}
 	}
-	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).Get(ctx, "edge-1.echo-svc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("get: %v, want NotFound", err)
+	slices.Sort(out)
+	return out
+}
+
+// viewsOf returns a node's views in the site's namespace by Service name.
+func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, error) {
+	list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node(node)})
+	if err != nil {
+		return nil, err
 	}
-	_, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).Watch(ctx, metav1.ListOptions{})
-	if err == nil || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-		t.Errorf("watch: %v, want a clear error that is not 410", err)
+	out := map[string][]string{}
+	for i := range list.Items {
+		out[list.Items[i].ServiceName] = addresses(&list.Items[i])
 	}
-	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=edge-1"}); !apierrors.IsBadRequest(err) {
-		t.Errorf("list with an unknown field selector: %v, want 400", err)
+	return out, nil
+}
+
+func (s site) expectViews(t *testing.T, node string, want map[string][]string) {
+	t.Helper()
+	eventually(t, 10*time.Second, node+"'s views", func(ctx context.Context) error {
+		got, err := s.viewsOf(ctx, node)
+		if err != nil {
+			return err
+		}
+		for svc, addrs := range want {
+			if !slices.Equal(got[svc], addrs) {
+				return fmt.Errorf("%s: %v, want %v (all: %v)", svc, got[svc], addrs, got)
+			}
+		}
+		return nil
+	})
+}
+
+func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
+	s := newSite(t)
+	s.expectViews(t, "a1", map[string][]string{
+		"grid": {"10.1.0.1", "10.1.0.2"}, "plain": {"10.2.0.1", "10.2.0.3"}, "ordered": {"10.3.0.1"},
+	})
+	// Unit b has no endpoint of ordered: its "*" tier takes them all.
+	s.expectViews(t, "b1", map[string][]string{
+		"grid": {"10.1.0.3"}, "plain": {"10.2.0.1", "10.2.0.3"}, "ordered": {"10.3.0.1"},
+	})
+
+	ctx := context.Background()
+	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("b1"), "grid"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	out := mustKubectl(t, "get", "nodeendpoints", "-n", ns)
-	if out != "No resources found in "+ns+" namespace.\n" {
-		t.Errorf("kubectl get nodeendpoints: %q", out)
+	if view.Topology.Mode != topologyv1alpha1.TopologyModeAnyMatch || view.Topology.MatchedKey != unitKey || view.Labels["app"] != "grid" || view.ResourceVersion == "" {
+		t.Errorf("b1's view of grid: %+v", view)
+	}
+	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, topology.Name("no-such-node", "grid"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get for an unknown node: %v, want 404", err)
+	}
+	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=x"}); !apierrors.IsBadRequest(err) ||
+		!strings.Contains(err.Error(), "spec.nodeName") {
+		t.Errorf("an unknown field selector: %v, want 400 naming it", err)
+	}
+	byLabel, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "nodeName=" + s.node("a2")})
+	if err != nil || len(byLabel.Items) != 1 || byLabel.Items[0].ServiceName != "plain" {
+		t.Errorf("label selector app=plain: %v, %v", byLabel, err)
+	}
+
+	out := mustKubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node("a1"))
+	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE",
+		topology.Name(s.node("a1"), "grid"), "AnyMatch(" + unitKey + ")", "10.1.0.1:8080,10.1.0.2:8080"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get nep lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
+	s := newSite(t)
+	s.expectViews(t, "a1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2"}})
+	ctx := context.Background()
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1"), ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	start := time.Now()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit("b"))
+	if _, err := kubeClient.CoreV1().Nodes().Patch(ctx, s.node("a1"), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case e := <-w.ResultChan():
+			view, ok := e.Object.(*topologyv1alpha1.NodeEndpoints)
+			if e.Type != watch.Modified || !ok || view.ServiceName != "grid" {
+				continue
+			}
+			// a1 takes its own endpoint along into unit b.
+			if got := addresses(view); !slices.Equal(got, []string{"10.1.0.1", "10.1.0.3"}) {
+				t.Fatalf("a1 in unit b routes grid to %v, want unit b's 10.1.0.1 and 10.1.0.3", got)
+			}
+			t.Logf("relabel to watch event: %s", time.Since(start))
+			if elapsed := time.Since(start); elapsed > time.Second {
+				t.Errorf("the watch streamed the relabel after %s, want within 1s", elapsed)
+			}
+			return
+		case <-timeout:
+			t.Fatal("no MODIFIED event for a1's view of grid within 5s of the relabel")
+		}
+	}
+}
+
+func TestNodeEndpointsResourceVersionsAndPaging(t *testing.T) {
+	s := newSite(t)
+	s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.3"}})
+	ctx := context.Background()
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	whole, err := views.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paged []string
+	opts := metav1.ListOptions{Limit: 2}
+	for {
+		page, err := views.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range page.Items {
+			paged = append(paged, item.Name)
+		}
+		if opts.Continue = page.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	var want []string
+	for _, item := range whole.Items {
+		want = append(want, item.Name)
+	}
+	if !slices.Equal(paged, want) || len(want) < 9 {
+		t.Errorf("pages of 2 gave %v, the whole list %v", paged, want)
+	}
+	if _, err := views.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("watch from resourceVersion 1: %v, want 410", err)
+	}
+	if _, err := views.List(ctx, metav1.ListOptions{Limit: 1, Continue: "bm90IGEgdG9rZW4"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("a tampered continue token: %v, want 400", err)
 	}
 }

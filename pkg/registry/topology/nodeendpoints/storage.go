@@ -20,17 +20,16 @@ package nodeendpoints
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/viewstore"
 )
 
 var (
@@ -44,19 +43,15 @@ var (
 	_ rest.CategoriesProvider   = &storage{}
 )
 
-// emptyResourceVersion is the resourceVersion of the state without any view.
-const emptyResourceVersion = "1"
-
-// storage serves the NodeEndpoints resource before the topology engine feeds
-// it: it holds no view, so lists are empty, gets are 404 and watches are
-// refused with an error that is not 410, so that clients do not loop on re-lists.
+// storage serves the views of a store, read-only.
 type storage struct {
 	rest.TableConvertor
+	views *viewstore.Store
 }
 
 // NewStorage returns the read-only storage of nodeendpoints.
-func NewStorage() rest.Storage {
-	return &storage{TableConvertor: tableConvertor}
+func NewStorage(views *viewstore.Store) rest.Storage {
+	return &storage{TableConvertor: tableConvertor, views: views}
 }
 
 func (*storage) New() runtime.Object     { return &topology.NodeEndpoints{} }
@@ -67,19 +62,33 @@ func (*storage) GetSingularName() string { return "nodeendpoints" }
 func (*storage) ShortNames() []string    { return []string{"nep"} }
 func (*storage) Categories() []string    { return []string{"gridview"} }
 
-func (*storage) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	return nil, apierrors.NewNotFound(topology.Resource("nodeendpoints"), name)
+func (s *storage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	return s.views.Get(genericapirequest.NamespaceValue(ctx), name)
 }
 
-func (*storage) List(context.Context, *metainternalversion.ListOptions) (runtime.Object, error) {
-	return &topology.NodeEndpointsList{ListMeta: metav1.ListMeta{ResourceVersion: emptyResourceVersion}}, nil
+func (s *storage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
+	if opts == nil {
+		opts = &metainternalversion.ListOptions{}
+	}
+	return s.views.List(filter(ctx, opts), viewstore.ListOptions{
+		ResourceVersion: opts.ResourceVersion,
+		Exact:           opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact,
+		Limit:           opts.Limit,
+		Continue:        opts.Continue,
+	})
 }
 
-func (*storage) Watch(context.Context, *metainternalversion.ListOptions) (watch.Interface, error) {
-	return nil, &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status:  metav1.StatusFailure,
-		Code:    http.StatusMethodNotAllowed,
-		Reason:  metav1.StatusReasonMethodNotAllowed,
-		Message: fmt.Sprintf("watching %s is not available yet: this server does not compute node views", topology.Resource("nodeendpoints")),
-	}}
+func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
+	if opts == nil {
+		opts = &metainternalversion.ListOptions{}
+	}
+	return s.views.Watch(ctx, filter(ctx, opts), viewstore.WatchOptions{
+		ResourceVersion:   opts.ResourceVersion,
+		SendInitialEvents: opts.SendInitialEvents,
+		Bookmarks:         opts.AllowWatchBookmarks,
+	})
+}
+
+func filter(ctx context.Context, opts *metainternalversion.ListOptions) viewstore.Filter {
+	return viewstore.Filter{Namespace: genericapirequest.NamespaceValue(ctx), Fields: opts.FieldSelector, Labels: opts.LabelSelector}
 }

@@ -17,38 +17,58 @@ limitations under the License.
 package nodeendpoints
 
 import (
-	"context"
-	"net/http"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/viewstore"
 )
 
-func TestStorageWithoutViews(t *testing.T) {
-	s := NewStorage().(*storage)
-	ctx := context.Background()
-
-	if _, err := s.Get(ctx, "edge-1.echo-svc", nil); !apierrors.IsNotFound(err) {
-		t.Errorf("get: err = %v, want NotFound", err)
+func TestStorageServesTheRequestNamespace(t *testing.T) {
+	views := viewstore.New(viewstore.DefaultOptions)
+	s := NewStorage(views).(*storage)
+	demo := genericapirequest.WithNamespace(t.Context(), "demo")
+	if _, err := s.Get(demo, "edge-1.echo", nil); !apierrors.IsServiceUnavailable(err) {
+		t.Errorf("get before the views are loaded: %v, want 503", err)
 	}
 
-	obj, err := s.List(ctx, &metainternalversion.ListOptions{})
+	views.Load([]*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}, {ObjectMeta: metav1.ObjectMeta{Name: "edge-2"}}},
+		[]*corev1.Service{{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo"}}, {ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "echo"}}},
+		[]*discoveryv1.EndpointSlice{{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, NodeName: ptr.To("edge-2")}},
+		}})
+	obj, err := s.Get(demo, "edge-1.echo", nil)
+	if err != nil || len(obj.(*topology.NodeEndpoints).Slices) != 1 {
+		t.Errorf("get: %+v, %v; want the view with the demo slice", obj, err)
+	}
+
+	byNode := &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("nodeName", "edge-2")}
+	for ctx, want := range map[string]int{"demo": 1, "": 2} {
+		obj, err := s.List(genericapirequest.WithNamespace(t.Context(), ctx), byNode)
+		if err != nil || len(obj.(*topology.NodeEndpointsList).Items) != want {
+			t.Errorf("list in %q: %+v, %v; want %d items", ctx, obj, err, want)
+		}
+	}
+
+	w, err := s.Watch(demo, &metainternalversion.ListOptions{FieldSelector: byNode.FieldSelector, SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true})
 	if err != nil {
-		t.Fatalf("list: %v", err)
+		t.Fatal(err)
 	}
-	list := obj.(*topology.NodeEndpointsList)
-	if len(list.Items) != 0 || list.ResourceVersion == "" {
-		t.Errorf("list = %d items, resourceVersion %q; want none, with a resourceVersion", len(list.Items), list.ResourceVersion)
-	}
-
-	_, err = s.Watch(ctx, &metainternalversion.ListOptions{})
-	if code := apierrors.ReasonForError(err); code != "MethodNotAllowed" || apierrors.IsResourceExpired(err) {
-		t.Errorf("watch: err = %v (%s), want MethodNotAllowed and never 410", err, code)
-	}
-	if status, ok := err.(apierrors.APIStatus); !ok || status.Status().Code != http.StatusMethodNotAllowed {
-		t.Errorf("watch: err = %#v, want a 405 status", err)
+	defer w.Stop()
+	for _, want := range []watch.EventType{watch.Added, watch.Bookmark} {
+		if e := <-w.ResultChan(); e.Type != want {
+			t.Errorf("watch: %s, want %s", e.Type, want)
+		}
 	}
 }

@@ -1,0 +1,71 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"errors"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/kubernetes"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/gridview/gridview/pkg/viewstore"
+)
+
+const viewsComponentName = "gridview-apiserver"
+
+// nodeViews builds the store NodeEndpoints are served from, fed by the
+// cluster's shared informers on Nodes, Services and EndpointSlices. Every
+// replica computes its own views: nothing about them is stored.
+func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
+	viewstore.RegisterMetrics()
+	store := viewstore.New(viewstore.DefaultOptions)
+	informers := cfg.GenericConfig.SharedInformerFactory
+	broadcaster := record.NewBroadcaster()
+	recorder := broadcaster.NewRecorder(kubescheme.Scheme, corev1.EventSource{Component: viewsComponentName})
+	feed, err := viewstore.NewFeed(store, informers.Core().V1().Nodes(), informers.Core().V1().Services(),
+		informers.Discovery().V1().EndpointSlices(), recorder)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	install := func(server *genericapiserver.GenericAPIServer) error {
+		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
+			if !store.Loaded() {
+				return errors.New("the node views are not loaded yet")
+			}
+			return nil
+		})); err != nil {
+			return err
+		}
+		return server.AddPostStartHook("start-nodeendpoints-views", func(ctx genericapiserver.PostStartHookContext) error {
+			broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+			go func() {
+				defer broadcaster.Shutdown()
+				feed.Run(ctx)
+			}()
+			go store.Run(ctx)
+			return nil
+		})
+	}
+	return store, install, nil
+}

@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// kind is the kind of an input object.
+type kind int
+
+const (
+	nodeKind kind = iota
+	serviceKind
+	sliceKind
+)
+
+// inputKey names a Node, Service or EndpointSlice that may have changed.
+type inputKey struct {
+	kind kind
+	types.NamespacedName
+}
+
+// Feed keeps a store current with the cluster's Nodes, Services and
+// EndpointSlices. Informer events only queue the key of what changed; one
+// worker applies the lister's current state, so the store sees the latest
+// state of every object, in any order, exactly as a controller would.
+type Feed struct {
+	store    *Store
+	recorder record.EventRecorder
+	nodes    corelisters.NodeLister
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedInterface[inputKey]
+	// applied holds the resourceVersion of every object as the store has it,
+	// so that resyncs and the initial events after Load cost nothing.
+	applied map[inputKey]string
+}
+
+// NewFeed registers the feed's handlers on the informers; recorder reports
+// malformed topology annotations on their Service.
+func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinformers.ServiceInformer,
+	slices discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder) (*Feed, error) {
+	f := &Feed{
+		store: store, recorder: recorder,
+		nodes: nodes.Lister(), services: services.Lister(), slices: slices.Lister(),
+		queue:   workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[inputKey]{Name: "nodeendpoints-inputs"}),
+		applied: map[inputKey]string{},
+	}
+	for kind, informer := range map[kind]cache.SharedIndexInformer{
+		nodeKind: nodes.Informer(), serviceKind: services.Informer(), sliceKind: slices.Informer(),
+	} {
+		enqueue := func(obj any) {
+			key, err := cache.DeletionHandlingObjectToName(obj)
+			if err != nil {
+				klog.ErrorS(err, "Cannot read the key of a changed object", "kind", kind)
+				return
+			}
+			f.queue.Add(inputKey{kind: kind, NamespacedName: types.NamespacedName{Namespace: key.Namespace, Name: key.Name}})
+		}
+		registration, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("watching the inputs of node views: %w", err)
+		}
+		f.synced = append(f.synced, registration.HasSynced)
+	}
+	return f, nil
+}
+
+// Run loads the store once the informers have synced, then applies changes
+// until ctx ends.
+func (f *Feed) Run(ctx context.Context) {
+	defer f.queue.ShutDown()
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, f.synced...) {
+		return
+	}
+	if err := f.load(); err != nil {
+		klog.ErrorS(err, "Cannot load the node views")
+		return
+	}
+	go func() {
+		<-ctx.Done()
+		f.queue.ShutDown()
+	}()
+	for {
+		key, shutdown := f.queue.Get()
+		if shutdown {
+			return
+		}
+		f.apply(key)
+		f.queue.Done(key)
+	}
+}
+
+func (f *Feed) load() error {
+	nodes, err := f.nodes.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	services, err := f.services.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing services: %w", err)
+	}
+	slices, err := f.slices.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing endpointslices: %w", err)
+	}
+	f.store.Load(nodes, services, slices)
+	for _, node := range nodes {
+		f.applied[inputKey{kind: nodeKind, NamespacedName: types.NamespacedName{Name: node.Name}}] = node.ResourceVersion
+	}
+	for _, svc := range services {
+		f.applied[inputKey{kind: serviceKind, NamespacedName: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}}] = svc.ResourceVersion
+		if malformed := f.store.malformed(svc); malformed != "" {
+			f.reportMalformed(svc, malformed)
+		}
+	}
+	for _, slice := range slices {
+		f.applied[inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}}] = slice.ResourceVersion
+	}
+	klog.InfoS("Loaded the node views", "nodes", len(nodes), "services", len(services), "endpointSlices", len(slices))
+	return nil
+}
+
+// apply brings the store to the lister's state of one object.
+func (f *Feed) apply(key inputKey) {
+	obj, err := f.get(key)
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, known := f.applied[key]; known {
+			f.remove(key)
+			delete(f.applied, key)
+		}
+	case err != nil:
+		klog.ErrorS(err, "Cannot read a changed object", "kind", key.kind, "key", key.NamespacedName)
+	case f.applied[key] != obj.GetResourceVersion():
+		f.set(obj)
+		f.applied[key] = obj.GetResourceVersion()
+	}
+}
+
+func (f *Feed) get(key inputKey) (metav1.Object, error) {
+	switch key.kind {
+	case nodeKind:
+		return f.nodes.Get(key.Name)
+	case serviceKind:
+		return f.services.Services(key.Namespace).Get(key.Name)
+	default:
+		return f.slices.EndpointSlices(key.Namespace).Get(key.Name)
+	}
+}
+
+func (f *Feed) set(obj metav1.Object) {
+	switch obj := obj.(type) {
+	case *corev1.Node:
+		f.store.SetNode(obj)
+	case *corev1.Service:
+		if malformed := f.store.SetService(obj); malformed != "" {
+			f.reportMalformed(obj, malformed)
+		}
+	case *discoveryv1.EndpointSlice:
+		f.store.SetEndpointSlice(obj)
+	}
+}
+
+func (f *Feed) remove(key inputKey) {
+	switch key.kind {
+	case nodeKind:
+		f.store.DeleteNode(key.Name)
+	case serviceKind:
+		f.store.DeleteService(key.NamespacedName)
+	default:
+		f.store.DeleteEndpointSlice(key.NamespacedName)
+	}
+}
+
+func (f *Feed) reportMalformed(svc *corev1.Service, why string) {
+	klog.InfoS("Service has a malformed topology annotation; it is not pruned", "service", klog.KObj(svc), "reason", why)
+	f.recorder.Eventf(svc, corev1.EventTypeWarning, "MalformedTopology",
+		"The topology annotation cannot be parsed, so every node routes to every endpoint: %s", why)
+}

@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gridview/gridview/pkg/topology"
+)
+
+// Field labels of NodeEndpoints that selectors may use.
+const (
+	FieldNodeName    = "nodeName"
+	FieldServiceName = "serviceName"
+	fieldName        = "metadata.name"
+	fieldNamespace   = "metadata.namespace"
+)
+
+// Filter selects views: by namespace (empty: all), by fields and by the
+// labels of their Service.
+type Filter struct {
+	Namespace string
+	Fields    fields.Selector
+	Labels    labels.Selector
+}
+
+// node is the one node the filter selects, if it names one.
+func (f Filter) node() (string, bool) {
+	if f.Fields == nil {
+		return "", false
+	}
+	return f.Fields.RequiresExactMatch(FieldNodeName)
+}
+
+// service is the one Service the filter selects, if it names one.
+func (f Filter) service() (string, bool) {
+	if f.Fields == nil {
+		return "", false
+	}
+	return f.Fields.RequiresExactMatch(FieldServiceName)
+}
+
+// matches says whether the view of key, whose Service has serviceLabels, is
+// selected.
+func (f Filter) matches(key topology.ViewKey, serviceLabels map[string]string) bool {
+	if f.Namespace != "" && key.Service.Namespace != f.Namespace {
+		return false
+	}
+	if f.Labels != nil && !f.Labels.Empty() && !f.Labels.Matches(labels.Set(serviceLabels)) {
+		return false
+	}
+	if f.Fields == nil || f.Fields.Empty() {
+		return true
+	}
+	return f.Fields.Matches(fields.Set{
+		FieldNodeName:    key.Node,
+		FieldServiceName: key.Service.Name,
+		fieldName:        topology.Name(key.Node, key.Service.Name),
+		fieldNamespace:   key.Service.Namespace,
+	})
+}
+
+// candidates narrows the views to visit with the exact matches the filter
+// requires; the caller still checks each with matches.
+func (f Filter) candidates(nodes []string, services []types.NamespacedName) ([]string, []types.NamespacedName) {
+	if node, ok := f.node(); ok {
+		nodes = []string{node}
+	}
+	if f.Fields != nil {
+		if name, ok := f.Fields.RequiresExactMatch(fieldName); ok {
+			node, service, err := topology.ParseName(name)
+			if err != nil {
+				return nil, nil
+			}
+			nodes = []string{node}
+			services = keepService(services, service)
+		}
+	}
+	if service, ok := f.service(); ok {
+		services = keepService(services, service)
+	}
+	return nodes, services
+}
+
+func keepService(services []types.NamespacedName, name string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, svc := range services {
+		if svc.Name == name {
+			out = append(out, svc)
+		}
+	}
+	return out
+}

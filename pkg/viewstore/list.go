@@ -1,0 +1,141 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
+)
+
+// position is where a page ended, in list order.
+type position struct {
+	Namespace string `json:"namespace"`
+	Node      string `json:"node"`
+	Service   string `json:"service"`
+}
+
+// before says whether the position comes before key in list order.
+func (p *position) before(key topology.ViewKey) bool {
+	return cmp.Or(
+		cmp.Compare(p.Namespace, key.Service.Namespace),
+		cmp.Compare(p.Node, key.Node),
+		cmp.Compare(p.Service, key.Service.Name),
+	) < 0
+}
+
+// continueToken is the state of a paged list: where it ended, at which
+// resourceVersion.
+type continueToken struct {
+	RV    uint64   `json:"rv"`
+	After position `json:"after"`
+}
+
+func (t continueToken) encode() string {
+	data, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeContinue(value string) (continueToken, error) {
+	var t continueToken
+	data, err := base64.RawURLEncoding.DecodeString(value)
+	if err == nil {
+		err = json.Unmarshal(data, &t)
+	}
+	if err != nil || t.RV == 0 {
+		return t, apierrors.NewBadRequest(fmt.Sprintf("continue: invalid value %q: not a token this server issued", value))
+	}
+	return t, nil
+}
+
+// ListOptions are the parameters of a list besides its filter.
+type ListOptions struct {
+	ResourceVersion string
+	// Exact asks for exactly the state at ResourceVersion.
+	Exact    bool
+	Limit    int64
+	Continue string
+}
+
+// List returns the views the filter selects, a page at a time when asked.
+func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList, error) {
+	if opts.Limit < 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("limit: invalid value %d: must not be negative", opts.Limit))
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.loaded {
+		return nil, errNotLoaded
+	}
+	listRV, after, err := s.listStart(f, opts)
+	if err != nil {
+		return nil, err
+	}
+	list := &topologyapi.NodeEndpointsList{}
+	var last topology.ViewKey
+	s.forEach(f, after, func(key topology.ViewKey) bool {
+		if opts.Limit > 0 && int64(len(list.Items)) == opts.Limit {
+			list.Continue = continueToken{RV: listRV, After: position{
+				Namespace: last.Service.Namespace, Node: last.Node, Service: last.Service.Name,
+			}}.encode()
+			return false
+		}
+		view, _ := s.engine.View(key.Node, key.Service)
+		list.Items = append(list.Items, *s.object(key, view, s.viewRV(key)))
+		last = key
+		return true
+	})
+	list.ResourceVersion = fmt.Sprint(listRV)
+	return list, nil
+}
+
+// listStart returns the resourceVersion a list is served at and where it
+// starts. A continued list is served at its first page's resourceVersion as
+// long as nothing it selects has changed since; otherwise it has expired.
+func (s *Store) listStart(f Filter, opts ListOptions) (uint64, *position, error) {
+	if opts.Continue == "" {
+		rv, err := s.requestedRV(opts.ResourceVersion)
+		if err == nil && opts.Exact && rv != s.rv {
+			err = apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: only the current state (%d) can be listed", rv, s.rv))
+		}
+		return s.rv, nil, err
+	}
+	token, err := decodeContinue(opts.Continue)
+	if err != nil {
+		return 0, nil, err
+	}
+	if token.RV > s.rv {
+		return 0, nil, apierrors.NewResourceExpired("continue: the token was issued by another gridview-apiserver; list again")
+	}
+	events, ok := s.history.after(token.RV)
+	if !ok {
+		return 0, nil, apierrors.NewResourceExpired("continue: the token is too old; list again")
+	}
+	for _, e := range events {
+		if e.selectedBefore(f) || e.selectedAfter(f) {
+			return 0, nil, apierrors.NewResourceExpired(fmt.Sprintf("continue: %s/%s changed since the list started; list again",
+				e.key.Service.Namespace, e.object.Name))
+		}
+	}
+	return token.RV, &token.After, nil
+}

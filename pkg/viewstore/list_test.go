@@ -1,0 +1,128 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"slices"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+)
+
+// listAll pages through a list two items at a time.
+func listAll(t *testing.T, s *Store, f Filter) ([]string, error) {
+	t.Helper()
+	var all []string
+	opts := ListOptions{Limit: 2}
+	for {
+		page, err := s.List(f, opts)
+		if err != nil {
+			return all, err
+		}
+		if len(page.Items) > 2 {
+			t.Fatalf("a page of %d items, limit 2", len(page.Items))
+		}
+		all = append(all, names(page)...)
+		if page.Continue == "" {
+			return all, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+func TestPagingReturnsTheWholeList(t *testing.T) {
+	s := newTestStore(t, testOptions)
+	for _, f := range []Filter{{}, {Namespace: "demo"}, {Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-3")}} {
+		whole, err := s.List(f, ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged, err := listAll(t, s, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(paged, names(whole)) {
+			t.Errorf("filter %+v: pages %v, whole list %v", f, paged, names(whole))
+		}
+	}
+}
+
+func TestContinueExpiresOnlyWhenItsSelectionChanged(t *testing.T) {
+	s := newTestStore(t, testOptions)
+	demo := Filter{Namespace: "demo"}
+	first, err := s.List(demo, ListOptions{Limit: 2})
+	if err != nil || first.Continue == "" {
+		t.Fatalf("first page: %v, continue %q", err, first.Continue)
+	}
+
+	// A change outside the selection leaves the token valid, at its resourceVersion.
+	s.SetService(service("other", "echo", map[string]string{"changed": "yes"}, nil))
+	next, err := s.List(demo, ListOptions{Limit: 2, Continue: first.Continue})
+	if err != nil {
+		t.Fatalf("continue after an unrelated change: %v", err)
+	}
+	if next.ResourceVersion != first.ResourceVersion {
+		t.Errorf("continued page at resourceVersion %s, first at %s", next.ResourceVersion, first.ResourceVersion)
+	}
+
+	// A change inside it expires the token.
+	s.SetNode(node("edge-2", "b"))
+	if _, err := s.List(demo, ListOptions{Limit: 2, Continue: first.Continue}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("continue after a change of the selection: %v, want 410 Expired", err)
+	}
+
+	for _, tc := range []struct{ name, token string }{
+		{name: "not base64", token: "%%%"},
+		{name: "not a token", token: "e30"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.List(demo, ListOptions{Continue: tc.token}); !apierrors.IsBadRequest(err) {
+				t.Errorf("continue %q: %v, want 400", tc.token, err)
+			}
+		})
+	}
+	future := continueToken{RV: s.rv + 1000}.encode()
+	if _, err := s.List(demo, ListOptions{Continue: future}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("a token from the future: %v, want 410", err)
+	}
+}
+
+func TestListResourceVersions(t *testing.T) {
+	s := newTestStore(t, testOptions)
+	if _, err := s.List(Filter{}, ListOptions{Limit: -5}); !apierrors.IsBadRequest(err) {
+		t.Errorf("limit -5: %v, want 400", err)
+	}
+	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: "abc"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("resourceVersion abc: %v, want 400", err)
+	}
+	old := s.rv
+	s.SetNode(node("edge-2", "b"))
+	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); !apierrors.IsResourceExpired(err) {
+		t.Errorf("an exact list of an old state: %v, want 410", err)
+	}
+	list, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old)})
+	if err != nil || list.ResourceVersion != fmtRV(s.rv) {
+		t.Errorf("a list not older than %d: %v at %s, want the current state %d", old, err, list.ResourceVersion, s.rv)
+	}
+	// Views keep the resourceVersion of their last change.
+	moved, _ := s.Get("demo", "edge-2.echo")
+	untouched, _ := s.Get("demo", "edge-1.plain")
+	if moved.ResourceVersion == untouched.ResourceVersion || untouched.ResourceVersion != fmtRV(s.loadRV) {
+		t.Errorf("resourceVersions: moved view %s, untouched %s (loaded at %d)", moved.ResourceVersion, untouched.ResourceVersion, s.loadRV)
+	}
+}

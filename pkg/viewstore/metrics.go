@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+const subsystem = "gridview_nodeendpoints"
+
+var (
+	viewsChanged = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "views_recomputed_total", StabilityLevel: metrics.ALPHA,
+		Help: "Node views whose content changed and was recomputed.",
+	})
+	recomputeSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem: subsystem, Name: "recompute_duration_seconds", StabilityLevel: metrics.ALPHA,
+		Help:    "Time to apply one Node, Service or EndpointSlice change and compute the views it changed.",
+		Buckets: metrics.ExponentialBuckets(0.00001, 4, 10),
+	})
+	eventsSent = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "watch_events_sent_total", StabilityLevel: metrics.ALPHA,
+		Help: "Watch events sent to NodeEndpoints watchers, bookmarks excluded.",
+	})
+	watchersCurrent = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: subsystem, Name: "watchers", StabilityLevel: metrics.ALPHA,
+		Help: "NodeEndpoints watchers currently connected.",
+	})
+	watchersCutOff = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "watchers_cut_off_total", StabilityLevel: metrics.ALPHA,
+		Help: "Watchers cut off because they fell too far behind; their clients watch again.",
+	})
+	malformedAnnotations = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: "gridview_topology", Name: "malformed_annotations", StabilityLevel: metrics.ALPHA,
+		Help: "Services whose topology annotation cannot be parsed; they are not pruned.",
+	})
+)
+
+var registerOnce sync.Once
+
+// RegisterMetrics adds the store's metrics to the registry /metrics serves.
+func RegisterMetrics() {
+	registerOnce.Do(func() {
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations)
+	})
+}
+
+func updateMalformedGauge(services map[types.NamespacedName]serviceMeta) {
+	count := 0
+	for _, meta := range services {
+		if meta.malformed != "" {
+			count++
+		}
+	}
+	malformedAnnotations.Set(float64(count))
+}

@@ -1,0 +1,219 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+)
+
+// received drains what a watcher has been sent so far, as "TYPE name".
+func received(t *testing.T, w watch.Interface) []string {
+	t.Helper()
+	var out []string
+	for {
+		// The watcher's goroutine hands events over one at a time.
+		synctest.Wait()
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return append(out, "closed")
+			}
+			object := e.Object.(*topologyapi.NodeEndpoints)
+			if e.Type == watch.Bookmark {
+				out = append(out, "BOOKMARK "+object.Annotations[metav1.InitialEventsAnnotationKey])
+				continue
+			}
+			out = append(out, string(e.Type)+" "+object.Name)
+		default:
+			return out
+		}
+	}
+}
+
+func expectEvents(t *testing.T, w watch.Interface, want ...string) {
+	t.Helper()
+	if got := received(t, w); !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+var edge2 = Filter{Namespace: "demo", Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-2")}
+
+func TestStreamingListThenChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		w, err := s.Watch(t.Context(), edge2, WatchOptions{SendInitialEvents: ptr.To(true), Bookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		expectEvents(t, w, "ADDED edge-2.echo", "ADDED edge-2.plain", "BOOKMARK true")
+
+		// edge-3 joins unit a: edge-2 now sees its endpoint of echo; plain is unchanged.
+		s.SetNode(node("edge-3", "a"))
+		expectEvents(t, w, "MODIFIED edge-2.echo")
+		s.DeleteNode("edge-2")
+		expectEvents(t, w, "DELETED edge-2.echo", "DELETED edge-2.plain")
+	})
+}
+
+func TestWatchFromAResourceVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		start := s.rv
+		s.SetNode(node("edge-2", "b"))
+		afterMove := s.rv
+		s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"})
+
+		w, err := s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: fmtRV(start)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectEvents(t, w, "MODIFIED edge-2.echo", "DELETED edge-2.plain")
+		w.Stop()
+
+		w, err = s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: fmtRV(afterMove)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectEvents(t, w, "DELETED edge-2.plain")
+		w.Stop()
+
+		for _, tc := range []struct {
+			name, rv string
+			want     func(error) bool
+		}{
+			{name: "older than the history", rv: fmtRV(start - 1), want: apierrors.IsResourceExpired},
+			{name: "from the future", rv: fmtRV(s.rv + 1), want: apierrors.IsResourceExpired},
+			{name: "not a number", rv: "abc", want: apierrors.IsBadRequest},
+		} {
+			// t.Run is not allowed inside a synctest bubble.
+			if _, err := s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: tc.rv}); !tc.want(err) {
+				t.Errorf("%s: watch from %s: %v", tc.name, tc.rv, err)
+			}
+		}
+	})
+}
+
+func TestHistoryIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, Options{HistorySize: 3, WatcherBuffer: 10, BookmarkInterval: time.Minute})
+		start := s.rv
+		// Each move changes one view: edge-2's of echo.
+		for _, unit := range []string{"b", "a", "b", "a"} {
+			s.SetNode(node("edge-2", unit))
+		}
+		if _, err := s.Watch(t.Context(), Filter{}, WatchOptions{ResourceVersion: fmtRV(start)}); !apierrors.IsResourceExpired(err) {
+			t.Errorf("watch from before the history: %v, want 410", err)
+		}
+		w, err := s.Watch(t.Context(), Filter{}, WatchOptions{ResourceVersion: fmtRV(s.rv - 3)})
+		if err != nil {
+			t.Fatalf("watch from the oldest kept change: %v", err)
+		}
+		defer w.Stop()
+		if got := received(t, w); len(got) != 3 {
+			t.Errorf("replayed %q, want the 3 kept changes", got)
+		}
+	})
+}
+
+func TestAViewLeavingTheSelectionIsDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		echoes := Filter{Namespace: "demo", Labels: labels.SelectorFromSet(labels.Set{"app": "echo"}),
+			Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-1")}
+		w, err := s.Watch(t.Context(), echoes, WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		s.SetService(service("demo", "echo", map[string]string{"app": "other"}, anyMatchUnit))
+		expectEvents(t, w, "DELETED edge-1.echo")
+		s.SetService(service("demo", "plain", map[string]string{"app": "echo"}, nil))
+		expectEvents(t, w, "ADDED edge-1.plain")
+	})
+}
+
+func TestASlowWatcherIsCutOffAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, Options{HistorySize: 100, WatcherBuffer: 2, BookmarkInterval: time.Minute})
+		slow, err := s.Watch(t.Context(), Filter{}, WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, err := s.Watch(t.Context(), edge2, WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fast.Stop()
+		// Nobody reads slow: it holds one event in flight and two queued, and
+		// is cut off at the fourth.
+		for _, unit := range []string{"b", "a", "b", "a", "b"} {
+			s.SetNode(node("edge-2", unit))
+			if got := received(t, fast); len(got) != 1 {
+				t.Fatalf("the fast watcher got %q, want edge-2's echo view", got)
+			}
+		}
+		synctest.Wait()
+		var events int
+		for range slow.ResultChan() {
+			events++
+		}
+		if events > 3 {
+			t.Errorf("the slow watcher received %d events before it was cut off, want at most 3", events)
+		}
+		if len(s.watchers.others) != 0 {
+			t.Errorf("the cut-off watcher is still registered")
+		}
+	})
+}
+
+func TestBookmarks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, Options{HistorySize: 10, WatcherBuffer: 10, BookmarkInterval: time.Second})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go s.Run(ctx)
+		asked, err := s.Watch(ctx, edge2, WatchOptions{SendInitialEvents: ptr.To(false), Bookmarks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		silent, err := s.Watch(ctx, edge2, WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		expectEvents(t, asked, "BOOKMARK ")
+		expectEvents(t, silent)
+		cancel()
+		expectEvents(t, asked, "closed")
+	})
+}

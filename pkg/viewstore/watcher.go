@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watcher is one client's stream: a bounded queue that the store fills
+// without ever blocking, drained to the client by the watcher's own goroutine.
+type watcher struct {
+	filter    Filter
+	bookmarks bool
+	remove    func(*watcher)
+
+	mu    sync.Mutex
+	queue []watch.Event
+	limit int
+	cut   bool
+	// wake has a token when the queue has grown.
+	wake     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	result   chan watch.Event
+}
+
+var _ watch.Interface = &watcher{}
+
+func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, buffer int, remove func(*watcher)) *watcher {
+	w := &watcher{
+		filter: filter, bookmarks: bookmarks, remove: remove,
+		queue: initial,
+		// The initial events do not count against the buffer: a node's whole
+		// view may be larger than what it may lag behind.
+		limit:  len(initial) + buffer,
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		result: make(chan watch.Event),
+	}
+	go w.run()
+	return w
+}
+
+func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Stop ends the stream; the client sees its result channel closed.
+func (w *watcher) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.done)
+		w.remove(w)
+	})
+}
+
+// send queues an event, or cuts the watcher off when it lags too far behind:
+// its client re-watches from the last resourceVersion it received.
+func (w *watcher) send(e watch.Event) {
+	w.mu.Lock()
+	if w.cut {
+		w.mu.Unlock()
+		return
+	}
+	w.cut = len(w.queue) >= w.limit
+	if !w.cut {
+		w.queue = append(w.queue, e)
+	}
+	cut := w.cut
+	w.mu.Unlock()
+	if cut {
+		watchersCutOff.Inc()
+		// Stop takes the lock of the watcher set the caller holds.
+		go w.Stop()
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sendBookmark queues a bookmark unless the queue is full: a missed bookmark
+// only delays the next.
+func (w *watcher) sendBookmark(e watch.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) < w.limit {
+		w.queue = append(w.queue, e)
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *watcher) run() {
+	defer close(w.result)
+	for {
+		w.mu.Lock()
+		var next *watch.Event
+		if len(w.queue) > 0 {
+			next = &w.queue[0]
+			w.queue = w.queue[1:]
+		}
+		w.mu.Unlock()
+		if next == nil {
+			select {
+			case <-w.wake:
+				continue
+			case <-w.done:
+				return
+			}
+		}
+		select {
+		case w.result <- *next:
+			if next.Type != watch.Bookmark {
+				eventsSent.Inc()
+			}
+		case <-w.done:
+			return
+		}
+	}
+}
