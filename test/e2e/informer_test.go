@@ -1,0 +1,131 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
+)
+
+// An informer on NodeEndpoints syncs, with client-go's streaming list or a
+// plain list, and stays equal to a fresh list through churn.
+func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
+	for _, watchList := range []bool{true, false} {
+		t.Run(fmt.Sprintf("WatchListClient=%v", watchList), func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
+			s := newSite(t)
+			s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.3"}})
+			if watchList {
+				expectStreamingList(t, s.ns)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			factory := topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithNamespace(s.ns))
+			informer := factory.Topology().V1alpha1().NodeEndpoints().Informer()
+			factory.Start(ctx.Done())
+			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+				t.Fatal("the informer did not sync")
+			}
+
+			for i, unit := range []string{"b", "a", "b"} {
+				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
+				if _, err := kubeClient.CoreV1().Nodes().Patch(ctx, s.node("a2"), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.1.%d", i): "a2", "10.1.0.3": "b1"})
+				patch = fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, i)
+				if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "plain", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			eventually(t, 10*time.Second, "the informer's cache equal to a fresh list", func(ctx context.Context) error {
+				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return err
+				}
+				want := map[string]string{}
+				for i := range list.Items {
+					want[list.Items[i].Name] = summary(&list.Items[i])
+				}
+				got := map[string]string{}
+				for _, obj := range informer.GetStore().List() {
+					view := obj.(*topologyv1alpha1.NodeEndpoints)
+					got[view.Name] = summary(view)
+				}
+				if !maps.Equal(got, want) {
+					return fmt.Errorf("informer %v\nlist %v", got, want)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// summary is what an informer must agree on with a list: resourceVersion,
+// labels and endpoints.
+func summary(view *topologyv1alpha1.NodeEndpoints) string {
+	return fmt.Sprintf("%s %v %v", view.ResourceVersion, view.Labels, addresses(view))
+}
+
+// expectStreamingList checks that the server streams the initial state and
+// ends it with the annotated bookmark, as client-go's WatchListClient expects.
+func expectStreamingList(t *testing.T, ns string) {
+	t.Helper()
+	w, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).Watch(context.Background(), metav1.ListOptions{
+		SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+	})
+	if err != nil {
+		t.Fatalf("streaming list: %v", err)
+	}
+	defer w.Stop()
+	added := 0
+	for {
+		select {
+		case e := <-w.ResultChan():
+			switch e.Type {
+			case watch.Added:
+				added++
+			case watch.Bookmark:
+				view := e.Object.(*topologyv1alpha1.NodeEndpoints)
+				if view.Annotations[metav1.InitialEventsAnnotationKey] != "true" || added < 9 {
+					t.Fatalf("bookmark %v after %d ADDED events, want the initial-events-end bookmark after at least 9", view.Annotations, added)
+				}
+				return
+			default:
+				t.Fatalf("streaming list: unexpected %s event %v", e.Type, e.Object)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("streaming list: no initial-events-end bookmark within 5s (%d ADDED)", added)
+		}
+	}
+}
