@@ -273,3 +273,25 @@ func TestNodeEndpointsResourceVersionsAndPaging(t *testing.T) {
 		t.Errorf("a tampered continue token: %v, want 400", err)
 	}
 }
+
+// A Service whose topology annotation cannot be parsed is not pruned, and
+// gets a Warning Event saying why.
+func TestMalformedTopologyIsReported(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"[not json"}}}`, topology.AnnotationTopologyKeys)
+	if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2", "10.1.0.3"}})
+	eventually(t, 10*time.Second, "a MalformedTopology Warning on the Service", func(ctx context.Context) error {
+		events, err := kubeClient.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grid,reason=MalformedTopology"})
+		if err != nil {
+			return err
+		}
+		if len(events.Items) == 0 || events.Items[0].Type != corev1.EventTypeWarning || !strings.Contains(events.Items[0].Message, topology.AnnotationTopologyKeys) {
+			return fmt.Errorf("events: %+v", events.Items)
+		}
+		return nil
+	})
+}

@@ -59,9 +59,12 @@ func TestHealthAndMetricsEndpoints(t *testing.T) {
 		want   []string
 	}{
 		{path: "/readyz", params: map[string]string{"verbose": "true"},
-			want: []string{"[+]etcd-readiness ok", "[+]informer-sync ok", "readyz check passed"}},
+			want: []string{"[+]etcd-readiness ok", "[+]informer-sync ok", "[+]nodeendpoints-views ok", "readyz check passed"}},
 		{path: "/livez", params: map[string]string{"verbose": "true"}, want: []string{"[+]etcd ok", "livez check passed"}},
-		{path: "/metrics", want: []string{`apiserver_request_total{`, `resource="servicegrids"`}},
+		{path: "/metrics", want: []string{`apiserver_request_total{`, `resource="servicegrids"`,
+			"gridview_nodeendpoints_views_recomputed_total ", "gridview_nodeendpoints_recompute_duration_seconds_bucket{",
+			"gridview_nodeendpoints_watch_events_sent_total ", "gridview_nodeendpoints_watchers ",
+			"gridview_nodeendpoints_watchers_cut_off_total ", "gridview_topology_malformed_annotations "}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
