@@ -128,8 +128,13 @@ func printInstructions(kubeconfig, logDir string) {
 		"kubectl get servicegrids -A",
 		"kubectl get sg -n demo echo -o yaml",
 		"kubectl explain servicegrid.spec.gridUniqKey",
-		"kubectl get nodeendpoints -A",
 		"kubectl get nodes -L superedge.io/nodeunit",
+		"kubectl get nodeendpoints -n demo",
+		"kubectl get nep -A --field-selector nodeName=edge-1",
+		"kubectl get nep -A --field-selector nodeName=edge-3",
+		"kubectl get nep -n demo edge-1.echo-svc -o yaml",
+		"kubectl get nep -n demo -w --field-selector nodeName=edge-1   # and in another shell:",
+		"kubectl label node edge-1 superedge.io/nodeunit=unit-b --overwrite",
 	} {
 		fmt.Printf("  KUBECONFIG=%s %s\n", kubeconfig, command)
 	}

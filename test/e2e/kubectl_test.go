@@ -17,11 +17,14 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestKubectlDiscoversTheGroup(t *testing.T) {
@@ -63,6 +66,8 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	// terminating: remove what the examples hold, keep the namespace.
 	t.Cleanup(func() {
 		_, _ = kubectl(t, "delete", "-n", "demo", "servicegrid", "echo")
+		_, _ = kubectl(t, "delete", "-n", "demo", "service/plain", "service/ordered",
+			"endpointslice/echo-svc-demo", "endpointslice/plain-demo", "endpointslice/ordered-demo")
 		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4")
 	})
 
@@ -78,6 +83,32 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	}
 	if out := mustKubectl(t, "get", "gridview", "-n", "demo"); !strings.Contains(out, "servicegrid.topology.gridview.io/echo") {
 		t.Errorf("kubectl get gridview does not list the ServiceGrid:\n%s", out)
+	}
+
+	// The demo's pruning, as make run prints it.
+	for node, rows := range map[string][]string{
+		"edge-1": {
+			`demo\s+edge-1.echo-svc\s+edge-1\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.1.10:8080,10.244.2.10:8080\s`,
+			`demo\s+edge-1.plain\s+edge-1\s+plain\s+None\s+10.244.1.20:8080,10.244.2.20:8080,10.244.3.20:8080 \+ 1 more...\s`,
+			`demo\s+edge-1.ordered\s+edge-1\s+ordered\s+Ordered\(superedge.io/nodeunit\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+		},
+		"edge-3": {
+			`demo\s+edge-3.echo-svc\s+edge-3\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.3.10:8080,10.244.4.10:8080\s`,
+			`demo\s+edge-3.ordered\s+edge-3\s+ordered\s+Ordered\(\*\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+		},
+	} {
+		eventually(t, 10*time.Second, node+"'s pruned views", func(context.Context) error {
+			out, err := kubectl(t, "get", "nep", "-A", "--field-selector", "nodeName="+node)
+			if err != nil {
+				return fmt.Errorf("%w: %s", err, out)
+			}
+			for _, row := range rows {
+				if !regexp.MustCompile(`(?m)^` + row).MatchString(out) {
+					return fmt.Errorf("no row %s in\n%s", row, out)
+				}
+			}
+			return nil
+		})
 	}
 }
 
