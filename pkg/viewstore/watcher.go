@@ -87,6 +87,11 @@ func (w *watcher) send(e watch.Event) {
 		go w.Stop()
 		return
 	}
+	w.notify()
+}
+
+// notify wakes the goroutine that drains the queue, if it sleeps.
+func (w *watcher) notify() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -100,10 +105,7 @@ func (w *watcher) sendBookmark(e watch.Event) {
 	defer w.mu.Unlock()
 	if len(w.queue) < w.limit {
 		w.queue = append(w.queue, e)
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		w.notify()
 	}
 }
 
