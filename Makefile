@@ -34,7 +34,8 @@ test-unit:
 test-e2e: tools build
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
 
-## bench: the benchmarks of every package.
+## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport
+## prints the edge-10k table against the targets of docs/performance.md.
 bench:
 	go test -run='^$$' -bench=. -benchmem ./pkg/...
 

@@ -18,6 +18,7 @@ package topology
 
 import (
 	"cmp"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -33,25 +34,35 @@ func allNodesOf(svc types.NamespacedName) scope {
 	return scope{svc: nil}
 }
 
-// nodeScope: a node's labels decide its own view of every Service, and which
-// tier its endpoints fall in for every node viewing a Service it serves.
-func (e *Engine) nodeScope(node string) scope {
-	s := scope{}
-	for svc := range e.services {
-		s[svc] = sets.New(node)
+// add puts a node's view of a Service in scope.
+func (s scope) add(svc types.NamespacedName, node string) {
+	if nodes := s.nodesOf(svc); nodes != nil {
+		nodes.Insert(node)
 	}
-	for svc := range e.nodeServices[node] {
-		s[svc] = nil
-	}
-	return s
 }
 
-// sliceScope: a slice's endpoints are seen through its Service only.
-func (e *Engine) sliceScope(slice types.NamespacedName) scope {
-	if svc, ok := e.sliceService[slice]; ok {
-		return allNodesOf(svc)
+// addAll puts the views of a Service by some nodes in scope.
+func (s scope) addAll(svc types.NamespacedName, nodes sets.Set[string]) {
+	if in := s.nodesOf(svc); in != nil {
+		insertAll(in, nodes)
 	}
-	return scope{}
+}
+
+// nodesOf returns the set of nodes in scope for a Service, creating it; nil
+// when every node is.
+func (s scope) nodesOf(svc types.NamespacedName) sets.Set[string] {
+	nodes, ok := s[svc]
+	if !ok {
+		nodes = sets.New[string]()
+		s[svc] = nodes
+	}
+	return nodes
+}
+
+func insertAll(into, from sets.Set[string]) {
+	for node := range from {
+		into.Insert(node)
+	}
 }
 
 // change applies mutate and returns the views in scope whose content it
@@ -60,60 +71,93 @@ func (e *Engine) change(s scope, mutate func()) []Change {
 	before := e.views(s)
 	mutate()
 	after := e.views(s)
+	services := slices.SortedFunc(maps.Keys(s), compareServices)
 	var changed []Change
-	for key, old := range before {
-		if current, ok := after[key]; !ok || !reflect.DeepEqual(old, current) {
-			changed = append(changed, Change{Key: key, Old: old, New: current})
-		}
+	for _, svc := range services {
+		first := len(changed)
+		changed = appendChanges(changed, svc, before[svc], after[svc])
+		slices.SortFunc(changed[first:], func(a, b Change) int { return cmp.Compare(a.Key.Node, b.Key.Node) })
 	}
-	for key, current := range after {
-		if _, ok := before[key]; !ok {
-			changed = append(changed, Change{Key: key, New: current})
-		}
-	}
-	slices.SortFunc(changed, func(a, b Change) int { return compareViewKeys(a.Key, b.Key) })
 	return changed
 }
 
-// views computes the views in scope, once per group of nodes that share a
-// signature.
-func (e *Engine) views(s scope) map[ViewKey]*View {
-	out := map[ViewKey]*View{}
+// appendChanges appends the views of a Service by node that differ.
+func appendChanges(changed []Change, svc types.NamespacedName, before, after map[string]*View) []Change {
+	// Nodes that share a view share it before and after too: compare each
+	// pair of views once.
+	equal := map[[2]*View]bool{}
+	for node, old := range before {
+		current, ok := after[node]
+		if ok && old == current {
+			continue
+		}
+		if ok {
+			pair := [2]*View{old, current}
+			same, known := equal[pair]
+			if !known {
+				same = reflect.DeepEqual(old, current)
+				equal[pair] = same
+			}
+			if same {
+				continue
+			}
+		}
+		changed = append(changed, Change{Key: ViewKey{Node: node, Service: svc}, Old: old, New: current})
+	}
+	for node, current := range after {
+		if _, ok := before[node]; !ok {
+			changed = append(changed, Change{Key: ViewKey{Node: node, Service: svc}, New: current})
+		}
+	}
+	return changed
+}
+
+// views computes the views in scope by Service and node.
+func (e *Engine) views(s scope) map[types.NamespacedName]map[string]*View {
+	out := make(map[types.NamespacedName]map[string]*View, len(s))
+	var viewer []tier
+	var sig []byte
 	for svc, nodes := range s {
 		p, ok := e.services[svc]
 		if !ok {
 			continue
 		}
-		source := e.sortedSlices(svc)
-		shared := map[string]*View{}
+		st := e.tiers[svc]
+		byNode := make(map[string]*View, len(nodes))
 		visit := func(node string) {
-			labels, ok := e.nodes[node]
-			if !ok {
-				return
+			if labels, ok := e.nodes[node]; ok {
+				viewer = tiersOf(viewer, p, node, labels, true)
+				sig = appendSignature(sig[:0], p, st, viewer)
+				byNode[node] = e.sharedView(svc, p, st, viewer, sig)
 			}
-			sig := signature(p, node, labels)
-			view, ok := shared[sig]
-			if !ok {
-				view = computeView(p, source, matcher{node: node, labels: labels, nodes: e.nodes})
-				shared[sig] = view
-			}
-			out[ViewKey{Node: node, Service: svc}] = view
 		}
 		if nodes == nil {
 			for node := range e.nodes {
 				visit(node)
 			}
-			continue
 		}
 		for node := range nodes {
 			visit(node)
 		}
+		out[svc] = byNode
 	}
 	return out
 }
 
-func compareViewKeys(a, b ViewKey) int {
-	return cmp.Or(compareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
+// sharedView returns the view of a Service by the nodes with a signature,
+// computing it once.
+func (e *Engine) sharedView(svc types.NamespacedName, p policy, st *serviceTiers, viewer []tier, sig []byte) *View {
+	bySignature := e.shared[svc]
+	if view, ok := bySignature[string(sig)]; ok {
+		return view
+	}
+	if bySignature == nil {
+		bySignature = map[string]*View{}
+		e.shared[svc] = bySignature
+	}
+	view := computeView(p, e.sortedSlices(svc), st, viewer)
+	bySignature[string(sig)] = view
+	return view
 }
 
 func compareServices(a, b types.NamespacedName) int {

@@ -17,6 +17,7 @@ limitations under the License.
 package topology
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -87,6 +88,10 @@ func diffViews(before, after map[ViewKey]*View) []Change {
 	}
 	slices.SortFunc(changed, func(a, b Change) int { return compareViewKeys(a.Key, b.Key) })
 	return changed
+}
+
+func compareViewKeys(a, b ViewKey) int {
+	return cmp.Or(compareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
 }
 
 func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []Change) {

@@ -52,90 +52,57 @@ type endpointSlice struct {
 	endpoints   []discoveryv1.Endpoint
 }
 
-// matcher decides for the viewing node whether an endpoint falls in a key's tier.
-type matcher struct {
-	node   string
-	labels map[string]string // nil: the viewing node is unknown
-	nodes  map[string]map[string]string
-}
-
-func (m matcher) matches(key string, ep *discoveryv1.Endpoint, hostnameIsSameNode bool) bool {
-	if key == KeyAny {
-		return true
-	}
-	if ep.NodeName == nil || m.labels == nil {
-		return false
-	}
-	epLabels, known := m.nodes[*ep.NodeName]
-	if !known {
-		return false
-	}
-	if key == KeyHostname && hostnameIsSameNode {
-		return *ep.NodeName == m.node
-	}
-	mine, ok := m.labels[key]
-	if !ok {
-		return false
-	}
-	theirs, ok := epLabels[key]
-	return ok && theirs == mine
-}
-
-// computeView prunes the slices of a Service (sorted by name) for a node.
-func computeView(p policy, source []*endpointSlice, m matcher) *View {
+// computeView prunes the slices of a Service (sorted by name) for a node in
+// the viewer tiers.
+func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []tier) *View {
 	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys}}
 	switch p.mode {
 	case topologyapi.TopologyModeAnyMatch:
-		view.Topology.MatchedKey = firstKey(p.keys, source, m, false, anyEndpoint)
-		view.Slices = prune(source, func(ep *discoveryv1.Endpoint) bool {
-			return slices.ContainsFunc(p.keys, func(key string) bool { return m.matches(key, ep, false) })
+		if k := st.firstTier(viewer, allEndpoints); k >= 0 {
+			view.Topology.MatchedKey = p.keys[k]
+		}
+		view.Slices = prune(source, st, func(tiers []tier) bool {
+			for k, t := range tiers {
+				if t.meets(viewer[k]) {
+					return true
+				}
+			}
+			return false
 		})
 	case topologyapi.TopologyModeOrdered:
-		// The first tier with a ready endpoint wins; else the first that is not
-		// empty, so that kube-proxy can still fall back to serving or
-		// terminating endpoints; else nothing.
-		key := firstKey(p.keys, source, m, true, ready)
-		if key == "" {
-			key = firstKey(p.keys, source, m, true, anyEndpoint)
+		k := st.chosenTier(viewer)
+		if k >= 0 {
+			view.Topology.MatchedKey = p.keys[k]
 		}
-		view.Topology.MatchedKey = key
-		view.Slices = prune(source, func(ep *discoveryv1.Endpoint) bool { return key != "" && m.matches(key, ep, true) })
+		view.Slices = prune(source, st, func(tiers []tier) bool { return k >= 0 && tiers[k].meets(viewer[k]) })
 	default:
-		view.Slices = prune(source, func(*discoveryv1.Endpoint) bool { return true })
+		view.Slices = prune(source, st, func([]tier) bool { return true })
 	}
 	return view
 }
-
-// firstKey returns the first key whose tier holds an endpoint that accept
-// takes, or "".
-func firstKey(keys []string, slices []*endpointSlice, m matcher, hostnameIsSameNode bool, accept func(*discoveryv1.Endpoint) bool) string {
-	for _, key := range keys {
-		for _, slice := range slices {
-			for i := range slice.endpoints {
-				if ep := &slice.endpoints[i]; accept(ep) && m.matches(key, ep, hostnameIsSameNode) {
-					return key
-				}
-			}
-		}
-	}
-	return ""
-}
-
-func anyEndpoint(*discoveryv1.Endpoint) bool { return true }
 
 // ready reads an unset ready condition as ready, as discovery/v1 says to.
 func ready(ep *discoveryv1.Endpoint) bool {
 	return ep.Conditions.Ready == nil || *ep.Conditions.Ready
 }
 
-// prune keeps the endpoints keep accepts, without topology hints: the set is
-// already pruned. Every source slice stays, so its identity is kept.
-func prune(source []*endpointSlice, keep func(*discoveryv1.Endpoint) bool) []topologyapi.NodeEndpointSlice {
+// prune keeps the endpoints whose tiers keep accepts (nil tiers when st is
+// nil), without topology hints: the set is already pruned. Every source slice
+// stays, so its identity is kept.
+func prune(source []*endpointSlice, st *serviceTiers, keep func(tiers []tier) bool) []topologyapi.NodeEndpointSlice {
 	out := make([]topologyapi.NodeEndpointSlice, 0, len(source))
 	for _, slice := range source {
+		var tiers [][]tier
+		if st != nil {
+			tiers = st.endpoints[slice.name]
+		}
 		var kept []discoveryv1.Endpoint
 		for i := range slice.endpoints {
-			if keep(&slice.endpoints[i]) {
+			var epTiers []tier
+			if tiers != nil {
+				epTiers = tiers[i]
+			}
+			if keep(epTiers) {
 				ep := slice.endpoints[i]
 				ep.Hints = nil
 				kept = append(kept, ep)

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"reflect"
+	"slices"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+)
+
+// sliceScope is what setting a slice may change, computed before the change.
+// A slice is seen through its Service only, and every view keeps every slice
+// of it: a slice appearing, moving to another Service or changing other than
+// in its endpoints changes every view of the Services it leaves and joins.
+// A change of endpoints only changes the views that can see them.
+func (e *Engine) sliceScope(slice *discoveryv1.EndpointSlice) scope {
+	s := scope{}
+	oldSvc, had := e.sliceService[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}]
+	svcName, owned := slice.Labels[discoveryv1.LabelServiceName]
+	svc := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
+	if had && owned && oldSvc == svc {
+		if old := e.slices[svc][slice.Name]; sameExceptEndpoints(old, slice) {
+			if nodes := e.endpointScope(svc, changedEndpoints(old.endpoints, slice.Endpoints)); nodes != nil {
+				s.addAll(svc, nodes)
+				return s
+			}
+		}
+	}
+	if had {
+		s[oldSvc] = nil
+	}
+	if owned {
+		s[svc] = nil
+	}
+	return s
+}
+
+func sameExceptEndpoints(old *endpointSlice, slice *discoveryv1.EndpointSlice) bool {
+	return reflect.DeepEqual(old.labels, slice.Labels) && old.addressType == slice.AddressType && reflect.DeepEqual(old.ports, slice.Ports)
+}
+
+// changedEndpoints returns the endpoints of old and new outside their common
+// prefix and suffix: a view that sees none of them keeps its endpoints, in
+// their order.
+func changedEndpoints(old, new []discoveryv1.Endpoint) []discoveryv1.Endpoint {
+	prefix := 0
+	for prefix < len(old) && prefix < len(new) && reflect.DeepEqual(old[prefix], new[prefix]) {
+		prefix++
+	}
+	suffix := 0
+	for suffix < len(old)-prefix && suffix < len(new)-prefix && reflect.DeepEqual(old[len(old)-1-suffix], new[len(new)-1-suffix]) {
+		suffix++
+	}
+	return slices.Concat(old[prefix:len(old)-suffix], new[prefix:len(new)-suffix])
+}
+
+// endpointScope returns the nodes whose view of a Service can change when the
+// endpoints touched appear, go or change; nil means every node. A node sees
+// an endpoint in a key's tier when they share the key's value. A node of an
+// ordered Service that has no ready tier but "*" may also see any endpoint;
+// the other nodes keep every tier but "*", so they keep their choice.
+func (e *Engine) endpointScope(svc types.NamespacedName, touched []discoveryv1.Endpoint) sets.Set[string] {
+	p, ok := e.services[svc]
+	if !ok {
+		return sets.New[string]()
+	}
+	if p.mode == topologyapi.TopologyModeNone {
+		return nil
+	}
+	nodes := sets.New[string]()
+	for _, ep := range touched {
+		if ep.NodeName == nil {
+			continue
+		}
+		labels, known := e.nodes[*ep.NodeName]
+		if !known {
+			continue
+		}
+		for k, t := range tiersOf(nil, p, *ep.NodeName, labels, true) {
+			switch key := p.keys[k]; {
+			case !t.in || key == KeyAny:
+			case isSameNode(p, key):
+				nodes.Insert(t.value)
+			default:
+				insertAll(nodes, e.byLabel.group(key, t.value))
+			}
+		}
+	}
+	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
+		insertAll(nodes, e.fallingThrough(svc, p))
+	}
+	return nodes
+}
+
+// fallingThrough returns the nodes for which no tier of an ordered Service
+// but "*" holds a ready endpoint: they may choose "*" and see any endpoint.
+// It visits only the nodes in the groups without a ready endpoint of the key
+// where those are fewest; all nodes when no key has every node in a group.
+func (e *Engine) fallingThrough(svc types.NamespacedName, p policy) sets.Set[string] {
+	st := e.tiers[svc]
+	var candidates []sets.Set[string]
+	fewest := -1
+	for k, key := range p.keys {
+		if key == KeyAny || isSameNode(p, key) || e.byLabel.labelled[key] < len(e.nodes) {
+			continue
+		}
+		var groups []sets.Set[string]
+		n := 0
+		for value, nodes := range e.byLabel.groups[key] {
+			if st.counts[k][value].ready == 0 {
+				groups = append(groups, nodes)
+				n += nodes.Len()
+			}
+		}
+		if fewest < 0 || n < fewest {
+			candidates, fewest = groups, n
+		}
+	}
+	out := sets.New[string]()
+	visit := func(node string) {
+		if !st.hasReadyTier(p, tiersOf(nil, p, node, e.nodes[node], true)) {
+			out.Insert(node)
+		}
+	}
+	if fewest < 0 {
+		for node := range e.nodes {
+			visit(node)
+		}
+		return out
+	}
+	for _, group := range candidates {
+		for node := range group {
+			visit(node)
+		}
+	}
+	return out
+}

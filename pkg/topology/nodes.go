@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"maps"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// SetNode adds or updates a node's labels.
+func (e *Engine) SetNode(name string, labels map[string]string) []Change {
+	return e.change(e.nodeScope(name, labels, true), func() { e.setNode(name, labels) })
+}
+
+// DeleteNode removes a node: its views go, and its endpoints match only "*".
+func (e *Engine) DeleteNode(name string) []Change {
+	return e.change(e.nodeScope(name, nil, false), func() { e.deleteNode(name) })
+}
+
+func (e *Engine) setNode(name string, labels map[string]string) {
+	e.byLabel.remove(name, e.nodes[name])
+	e.nodes[name] = maps.Clone(labels)
+	e.byLabel.add(name, labels)
+	e.recountServicesOn(name)
+}
+
+func (e *Engine) deleteNode(name string) {
+	e.byLabel.remove(name, e.nodes[name])
+	delete(e.nodes, name)
+	e.recountServicesOn(name)
+}
+
+// recountServicesOn recounts the tiers of the Services with endpoints on a
+// node whose labels changed.
+func (e *Engine) recountServicesOn(node string) {
+	for svc := range e.nodeServices[node] {
+		e.countTiers(svc)
+	}
+}
+
+// nodeScope is what setting a node's labels (exists) or deleting it may
+// change, computed before the change. A node appearing or going changes its
+// own view of every Service. Otherwise its labels decide only its own view of
+// the Services that read a label that changed (when the tier it leaves or
+// joins holds an endpoint), and which tier its endpoints fall in for the
+// nodes that share the old or the new value of that label.
+// Nodes outside those groups keep every tier but "*", whose content does not
+// depend on labels, so they keep their view.
+func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) scope {
+	// An unknown node's endpoints fall in no labelled tier, as a node without
+	// labels' do: comparing to nil labels finds the keys whose tier changes.
+	old, known := e.nodes[name]
+	s := scope{}
+	if known != exists {
+		for svc := range e.services {
+			s.add(svc, name)
+		}
+	}
+	changed := sets.New[string]()
+	for key := range e.keyServices {
+		oldValue, hadKey := old[key]
+		value, hasKey := labels[key]
+		if hadKey != hasKey || oldValue != value {
+			changed.Insert(key)
+		}
+	}
+	// A node leaving an empty tier for another empty one keeps its view,
+	// unless its own endpoints move with it.
+	for key := range changed {
+		if value, ok := old[key]; ok {
+			for svc := range e.tierServices[key][value] {
+				s.add(svc, name)
+			}
+		}
+		if value, ok := labels[key]; ok {
+			for svc := range e.tierServices[key][value] {
+				s.add(svc, name)
+			}
+		}
+	}
+	for svc := range e.nodeServices[name] {
+		for _, key := range labelKeys(e.services[svc]) {
+			if !changed.Has(key) {
+				continue
+			}
+			s.add(svc, name)
+			if value, ok := old[key]; ok {
+				s.addAll(svc, e.byLabel.group(key, value))
+			}
+			if value, ok := labels[key]; ok {
+				s.addAll(svc, e.byLabel.group(key, value))
+			}
+		}
+	}
+	return s
+}

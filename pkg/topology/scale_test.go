@@ -1,0 +1,217 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// TestRandomChangesAtScaleMatchTheOracle is TestRandomChangesMatchTheOracle
+// with more nodes and label values, so that tiers have many groups, and with
+// changes of single endpoints and single labels, which the engine scopes
+// narrowly. After each change it also checks the engine's indexes against
+// those of an engine loaded from scratch.
+func TestRandomChangesAtScaleMatchTheOracle(t *testing.T) {
+	for _, seed := range []uint64{11, 12, 13} {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			sc := &scaled{rng: rand.New(rand.NewPCG(seed, seed)), engine: NewEngine(), model: newOracle()}
+			before := sc.model.allViews()
+			for step := range 1000 {
+				what, got := sc.change()
+				after := sc.model.allViews()
+				if want := diffViews(before, after); !apiequality.Semantic.DeepEqual(got, want) {
+					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, changedKeys(got), changedKeys(want))
+				}
+				for key, view := range after {
+					if engineView, ok := sc.engine.View(key.Node, key.Service); !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
+						t.Fatalf("step %d, %s: view %v\n got %+v\nwant %+v", step, what, key, engineView, view)
+					}
+				}
+				checkIndexes(t, fmt.Sprintf("step %d, %s", step, what), sc.engine, sc.model)
+				before = after
+			}
+		})
+	}
+}
+
+// checkIndexes compares what the engine derived incrementally with what it
+// derives from scratch.
+func checkIndexes(t *testing.T, context string, e *Engine, model *oracle) {
+	t.Helper()
+	var nodes []*corev1.Node
+	for name, labels := range model.nodes {
+		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
+	}
+	fresh := NewEngine()
+	fresh.Load(nodes, slices.Collect(maps.Values(model.services)), slices.Collect(maps.Values(model.slices)))
+	for name, pair := range map[string][2]any{
+		"byLabel":      {e.byLabel, fresh.byLabel},
+		"keyServices":  {e.keyServices, fresh.keyServices},
+		"tiers":        {e.tiers, fresh.tiers},
+		"tierServices": {e.tierServices, fresh.tierServices},
+		"nodeServices": {e.nodeServices, fresh.nodeServices},
+		"serviceNodes": {e.serviceNodes, fresh.serviceNodes},
+	} {
+		if !reflect.DeepEqual(pair[0], pair[1]) {
+			t.Fatalf("%s: %s\n got %+v\nwant %+v", context, name, pair[0], pair[1])
+		}
+	}
+}
+
+// scaled makes random changes to an engine and the oracle: 30 nodes in 8
+// units over 3 zones, 6 Services, up to 3 slices each.
+type scaled struct {
+	rng    *rand.Rand
+	engine *Engine
+	model  *oracle
+}
+
+func (sc *scaled) pick(n int) int { return sc.rng.IntN(n) }
+
+func (sc *scaled) node() string { return fmt.Sprintf("edge-%02d", sc.pick(30)) }
+
+func (sc *scaled) service() types.NamespacedName {
+	return types.NamespacedName{Namespace: "demo", Name: fmt.Sprintf("s%d", sc.pick(6))}
+}
+
+func (sc *scaled) labels() map[string]string {
+	labels := map[string]string{}
+	if sc.pick(10) > 0 {
+		labels["unit"] = fmt.Sprintf("u%d", sc.pick(8))
+	}
+	if sc.pick(10) > 0 {
+		labels["zone"] = fmt.Sprintf("z%d", sc.pick(3))
+	}
+	if sc.pick(4) == 0 {
+		labels[KeyHostname] = fmt.Sprintf("h%d", sc.pick(3))
+	}
+	return labels
+}
+
+func (sc *scaled) endpoint() discoveryv1.Endpoint {
+	conditions := []*bool{nil, ptr.To(true), ptr.To(false), ptr.To(true)}
+	ep := discoveryv1.Endpoint{
+		Addresses:  []string{fmt.Sprintf("10.1.%d.%d", sc.pick(4), sc.pick(250))},
+		Conditions: discoveryv1.EndpointConditions{Ready: conditions[sc.pick(4)]},
+	}
+	switch n := sc.pick(20); {
+	case n < 18:
+		ep.NodeName = ptr.To(sc.node())
+	case n == 18:
+		ep.NodeName = ptr.To("unknown-node")
+	}
+	return ep
+}
+
+func (sc *scaled) change() (string, []Change) {
+	switch n := sc.pick(20); {
+	case n < 4:
+		// One label of a node, as a node moving between units does.
+		name := sc.node()
+		labels := map[string]string{}
+		for key, value := range sc.model.nodes[name] {
+			labels[key] = value
+		}
+		fresh := sc.labels()
+		key := []string{"unit", "zone", KeyHostname}[sc.pick(3)]
+		if value, ok := fresh[key]; ok {
+			labels[key] = value
+		} else {
+			delete(labels, key)
+		}
+		sc.model.nodes[name] = labels
+		return fmt.Sprintf("set node %s %v", name, labels), sc.engine.SetNode(name, labels)
+	case n < 5:
+		name := sc.node()
+		delete(sc.model.nodes, name)
+		return "delete node " + name, sc.engine.DeleteNode(name)
+	case n < 7:
+		key := sc.service()
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(sc.rng)}}
+		if sc.pick(8) == 0 {
+			svc.Annotations = map[string]string{AnnotationGridviewKeys: "zone,kubernetes.io/hostname,*"}
+		}
+		sc.model.services[key] = svc
+		return fmt.Sprintf("set service %s %v", key, svc.Annotations), sc.engine.SetService(svc)
+	case n < 8:
+		key := sc.service()
+		delete(sc.model.services, key)
+		return "delete service " + key.String(), sc.engine.DeleteService(key)
+	case n < 10:
+		key := sc.service()
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: key.Namespace, Name: fmt.Sprintf("%s-%d", key.Name, sc.pick(3)), Labels: map[string]string{discoveryv1.LabelServiceName: key.Name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+		}
+		for range sc.pick(12) {
+			slice.Endpoints = append(slice.Endpoints, sc.endpoint())
+		}
+		sc.model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+		return "set slice " + slice.Name, sc.engine.SetEndpointSlice(slice)
+	case n < 11:
+		key := sc.service()
+		name := types.NamespacedName{Namespace: key.Namespace, Name: fmt.Sprintf("%s-%d", key.Name, sc.pick(3))}
+		delete(sc.model.slices, name)
+		return "delete slice " + name.Name, sc.engine.DeleteEndpointSlice(name)
+	default:
+		return sc.editEndpoint()
+	}
+}
+
+// editEndpoint adds, removes, replaces or moves one endpoint of a slice,
+// keeping the rest of it.
+func (sc *scaled) editEndpoint() (string, []Change) {
+	var names []types.NamespacedName
+	for name := range sc.model.slices {
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return "no slice to edit", nil
+	}
+	slices.SortFunc(names, compareServices)
+	slice := sc.model.slices[names[sc.pick(len(names))]].DeepCopy()
+	eps := slice.Endpoints
+	what := "add"
+	switch i := sc.pick(len(eps) + 1); {
+	case len(eps) == 0 || sc.pick(3) == 0:
+		eps = slices.Insert(eps, i, sc.endpoint())
+	case sc.pick(2) == 0:
+		what, i = "remove", i%len(eps)
+		eps = slices.Delete(eps, i, i+1)
+	case sc.pick(2) == 0:
+		what, i = "replace", i%len(eps)
+		eps[i] = sc.endpoint()
+	default:
+		what, i = "flip readiness of", i%len(eps)
+		eps[i].Conditions.Ready = ptr.To(!ready(&eps[i]))
+	}
+	slice.Endpoints = eps
+	sc.model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+	return what + " an endpoint of " + slice.Name, sc.engine.SetEndpointSlice(slice)
+}

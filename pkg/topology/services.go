@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+)
+
+// SetService adds or updates a Service; an ExternalName Service has no view.
+func (e *Engine) SetService(svc *corev1.Service) []Change {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	return e.change(allNodesOf(key), func() { e.setService(svc) })
+}
+
+// DeleteService removes a Service and its views.
+func (e *Engine) DeleteService(key types.NamespacedName) []Change {
+	return e.change(allNodesOf(key), func() { e.deleteService(key) })
+}
+
+func (e *Engine) setService(svc *corev1.Service) {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		e.deleteService(key)
+		return
+	}
+	p := parsePolicy(svc.Annotations)
+	p.labels = maps.Clone(svc.Labels)
+	// Read the new keys before forgetting the old ones, so that a key both
+	// read stays indexed.
+	old := e.services[key]
+	e.services[key] = p
+	read := labelKeys(p)
+	for _, label := range read {
+		e.readKey(label, key)
+	}
+	for _, label := range labelKeys(old) {
+		if !slices.Contains(read, label) {
+			e.forgetKey(label, key)
+		}
+	}
+	e.countTiers(key)
+}
+
+func (e *Engine) deleteService(key types.NamespacedName) {
+	for _, label := range labelKeys(e.services[key]) {
+		e.forgetKey(label, key)
+	}
+	delete(e.services, key)
+	e.countTiers(key)
+}
+
+// readKey records that a Service reads a label key, indexing the nodes by it
+// if no other Service did.
+func (e *Engine) readKey(label string, svc types.NamespacedName) {
+	if e.keyServices[label] == nil {
+		e.keyServices[label] = sets.New[types.NamespacedName]()
+		e.byLabel.addKey(label, e.nodes)
+	}
+	e.keyServices[label].Insert(svc)
+}
+
+func (e *Engine) forgetKey(label string, svc types.NamespacedName) {
+	if e.keyServices[label].Delete(svc).Len() == 0 {
+		delete(e.keyServices, label)
+		e.byLabel.dropKey(label)
+	}
+}
+
+// parsePolicy reads a Service's topology annotations; the gridview key wins.
+func parsePolicy(annotations map[string]string) policy {
+	if value, ok := annotations[AnnotationGridviewKeys]; ok {
+		keys, err := ParseGridviewKeys(value)
+		if err != nil {
+			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
+		}
+		return policy{mode: topologyapi.TopologyModeOrdered, keys: keys}
+	}
+	if value, ok := annotations[AnnotationTopologyKeys]; ok {
+		keys, err := ParseTopologyKeys(value)
+		if err != nil {
+			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
+		}
+		return policy{mode: topologyapi.TopologyModeAnyMatch, keys: keys}
+	}
+	return policy{mode: topologyapi.TopologyModeNone}
+}
+
+// appendSignature appends what a node's view of a Service depends on besides
+// the Service's endpoints: nodes with equal signatures share the view. For an
+// ordered Service, that is the tier it chooses; for an any-match one, its
+// tiers that hold an endpoint.
+func appendSignature(b []byte, p policy, st *serviceTiers, viewer []tier) []byte {
+	switch p.mode {
+	case topologyapi.TopologyModeOrdered:
+		if k := st.chosenTier(viewer); k >= 0 {
+			b = append(b, p.keys[k]...)
+			b = append(b, 0)
+			b = append(b, viewer[k].value...)
+		}
+	case topologyapi.TopologyModeAnyMatch:
+		for k, t := range viewer {
+			if st.count(k, t).all > 0 {
+				b = append(b, '=')
+				b = append(b, t.value...)
+			} else {
+				b = append(b, '-')
+			}
+			b = append(b, 0)
+		}
+	}
+	return b
+}
