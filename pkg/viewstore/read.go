@@ -51,7 +51,7 @@ func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) 
 
 var errNotLoaded = apierrors.NewServiceUnavailable("the node views are not loaded yet: gridview-apiserver is still reading Nodes, Services and EndpointSlices")
 
-// currentRV reads a requested resourceVersion: empty and "0" mean the
+// requestedRV reads a requested resourceVersion: empty and "0" mean the
 // current state, which is the only state a list can be served at.
 func (s *Store) requestedRV(value string) (uint64, error) {
 	if value == "" || value == "0" {
