@@ -19,9 +19,12 @@ package viewstore
 import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // Field labels of NodeEndpoints that selectors may use.
@@ -39,6 +42,19 @@ type Filter struct {
 	Fields    fields.Selector
 	Labels    labels.Selector
 }
+
+var _ watchstream.Filter = Filter{}
+
+// Matches says whether the filter selects a NodeEndpoints.
+func (f Filter) Matches(obj runtime.Object) bool {
+	view := obj.(*topologyapi.NodeEndpoints)
+	key := topology.ViewKey{Node: view.NodeName, Service: types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}}
+	return f.matches(key, view.Labels)
+}
+
+// Shard is the node whose views the filter selects, if it names one:
+// watchers are indexed by it.
+func (f Filter) Shard() (string, bool) { return f.node() }
 
 // node is the one node the filter selects, if it names one.
 func (f Filter) node() (string, bool) {

@@ -84,7 +84,7 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.loaded {
+	if s.stream == nil {
 		return nil, errNotLoaded
 	}
 	listRV, after, err := s.listStart(f, opts)
@@ -113,29 +113,27 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 // starts. A continued list is served at its first page's resourceVersion as
 // long as nothing it selects has changed since; otherwise it has expired.
 func (s *Store) listStart(f Filter, opts ListOptions) (uint64, *position, error) {
+	current := s.stream.RV()
 	if opts.Continue == "" {
-		rv, err := s.requestedRV(opts.ResourceVersion)
-		if err == nil && opts.Exact && rv != s.rv {
-			err = apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: only the current state (%d) can be listed", rv, s.rv))
+		rv, err := s.stream.RequestedRV(opts.ResourceVersion)
+		if err == nil && opts.Exact && rv != current {
+			err = apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: only the current state (%d) can be listed", rv, current))
 		}
-		return s.rv, nil, err
+		return current, nil, err
 	}
 	token, err := decodeContinue(opts.Continue)
 	if err != nil {
 		return 0, nil, err
 	}
-	if token.RV > s.rv {
+	if token.RV > current {
 		return 0, nil, apierrors.NewResourceExpired("continue: the token was issued by another gridview-apiserver; list again")
 	}
-	events, ok := s.history.after(token.RV)
-	if !ok {
+	changed, err := s.stream.ChangedSince(token.RV, f)
+	if err != nil {
 		return 0, nil, apierrors.NewResourceExpired("continue: the token is too old; list again")
 	}
-	for _, e := range events {
-		if e.selectedBefore(f) || e.selectedAfter(f) {
-			return 0, nil, apierrors.NewResourceExpired(fmt.Sprintf("continue: %s/%s changed since the list started; list again",
-				e.key.Service.Namespace, e.object.Name))
-		}
+	if changed {
+		return 0, nil, apierrors.NewResourceExpired("continue: views this list selects changed since it started; list again")
 	}
 	return token.RV, &token.After, nil
 }

@@ -96,7 +96,7 @@ func TestContinueExpiresOnlyWhenItsSelectionChanged(t *testing.T) {
 			}
 		})
 	}
-	future := continueToken{RV: s.rv + 1000}.encode()
+	future := continueToken{RV: s.stream.RV() + 1000}.encode()
 	if _, err := s.List(demo, ListOptions{Continue: future}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("a token from the future: %v, want 410", err)
 	}
@@ -110,14 +110,14 @@ func TestListResourceVersions(t *testing.T) {
 	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: "abc"}); !apierrors.IsBadRequest(err) {
 		t.Errorf("resourceVersion abc: %v, want 400", err)
 	}
-	old := s.rv
+	old := s.stream.RV()
 	s.SetNode(node("edge-2", "b"))
 	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("an exact list of an old state: %v, want 410", err)
 	}
 	list, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old)})
-	if err != nil || list.ResourceVersion != fmtRV(s.rv) {
-		t.Errorf("a list not older than %d: %v at %s, want the current state %d", old, err, list.ResourceVersion, s.rv)
+	if err != nil || list.ResourceVersion != fmtRV(s.stream.RV()) {
+		t.Errorf("a list not older than %d: %v at %s, want the current state %d", old, err, list.ResourceVersion, s.stream.RV())
 	}
 	// Views keep the resourceVersion of their last change.
 	moved, _ := s.Get("demo", "edge-2.echo")

@@ -20,24 +20,36 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // event describes a change for watchers; a view that went is sent with its
-// last content and the new resourceVersion.
-func (s *Store) event(c topology.Change) *event {
-	e := &event{rv: s.rv, key: c.Key, existed: c.Old != nil, exists: c.New != nil}
+// last content and the change's resourceVersion.
+func (s *Store) event(c topology.Change) *watchstream.Event {
+	e := &watchstream.Event{RV: s.stream.Next(), Gone: c.New == nil}
 	view := c.New
-	if view == nil {
-		view = c.Old
-	}
 	if c.Old != nil {
-		e.oldLabels = c.Old.Labels
+		e.Old = s.object(c.Key, c.Old, s.viewRV(c.Key))
+		if view == nil {
+			view = c.Old
+		}
 	}
-	e.object = s.object(c.Key, view, s.rv)
+	e.Object = s.object(c.Key, view, e.RV)
 	return e
+}
+
+// bookmark carries a resourceVersion; initialEventsEnd marks the end of a
+// streaming list's initial events.
+func bookmark(rv uint64, initialEventsEnd bool) runtime.Object {
+	object := &topologyapi.NodeEndpoints{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}}
+	if initialEventsEnd {
+		object.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	}
+	return object
 }
 
 // object renders a view as a NodeEndpoints. Views are shared: the object

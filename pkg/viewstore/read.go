@@ -17,9 +17,7 @@ limitations under the License.
 package viewstore
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -38,7 +36,7 @@ func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) 
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.loaded {
+	if s.stream == nil {
 		return nil, errNotLoaded
 	}
 	key := topology.ViewKey{Node: node, Service: types.NamespacedName{Namespace: namespace, Name: service}}
@@ -50,22 +48,6 @@ func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) 
 }
 
 var errNotLoaded = apierrors.NewServiceUnavailable("the node views are not loaded yet: gridview-apiserver is still reading Nodes, Services and EndpointSlices")
-
-// requestedRV reads a requested resourceVersion: empty and "0" mean the
-// current state, which is the only state a list can be served at.
-func (s *Store) requestedRV(value string) (uint64, error) {
-	if value == "" || value == "0" {
-		return s.rv, nil
-	}
-	rv, err := strconv.ParseUint(value, 10, 64)
-	if err != nil {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("resourceVersion: invalid value %q: must be a decimal number", value))
-	}
-	if rv > s.rv {
-		return 0, apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d is newer than this server's %d: it was issued by another gridview-apiserver; list again", rv, s.rv))
-	}
-	return rv, nil
-}
 
 // forEach visits the views the filter selects in the order lists and
 // continue tokens use: by namespace, node, then Service, starting after

@@ -27,9 +27,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
+
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // Options bound the memory a store uses for watchers.
@@ -61,19 +65,17 @@ type Store struct {
 
 	mu     sync.RWMutex
 	engine *topology.Engine
-	loaded bool
-	// rv is the resourceVersion of the latest change. It starts from the
-	// clock, so that resourceVersions of an earlier process are too old and
-	// those of a later one are from the future.
-	rv uint64
+	// stream numbers the changes of views and serves watches; nil until the
+	// store is loaded. Its resourceVersions start from the clock, so that
+	// those of an earlier process are too old and those of a later one are
+	// from the future.
+	stream *watchstream.Stream
 	// loadRV is the resourceVersion of every view that has not changed since
 	// the store was loaded; viewRVs holds the others'.
 	loadRV      uint64
 	viewRVs     map[topology.ViewKey]uint64
 	nodeCreated map[string]metav1.Time
 	services    map[types.NamespacedName]serviceMeta
-	history     *history
-	watchers    *watchers
 }
 
 // New returns an empty store that serves nothing until it is loaded.
@@ -84,8 +86,6 @@ func New(options Options) *Store {
 		viewRVs:     map[topology.ViewKey]uint64{},
 		nodeCreated: map[string]metav1.Time{},
 		services:    map[types.NamespacedName]serviceMeta{},
-		history:     newHistory(options.HistorySize),
-		watchers:    newWatchers(),
 	}
 }
 
@@ -100,10 +100,14 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 	for _, svc := range services {
 		s.recordService(svc)
 	}
-	s.rv = uint64(time.Now().UnixMicro())
-	s.loadRV = s.rv
-	s.history.reset(s.rv)
-	s.loaded = true
+	s.loadRV = uint64(time.Now().UnixMicro())
+	s.stream = watchstream.New(s.loadRV, watchstream.Options{
+		HistorySize:   s.options.HistorySize,
+		WatcherBuffer: s.options.WatcherBuffer,
+		ShardOf:       func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
+		Bookmark:      bookmark,
+		Metrics:       watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
+	})
 	updateMalformedGauge(s.services)
 }
 
@@ -111,7 +115,7 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 func (s *Store) Loaded() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.loaded
+	return s.stream != nil
 }
 
 // SetNode adds or updates a node.
@@ -191,15 +195,13 @@ func (s *Store) apply(change func() []topology.Change, forget ...func()) {
 	recomputeSeconds.Observe(time.Since(start).Seconds())
 	viewsChanged.Add(float64(len(changes)))
 	for _, c := range changes {
-		s.rv++
 		e := s.event(c)
 		if c.New == nil {
 			delete(s.viewRVs, c.Key)
 		} else {
-			s.viewRVs[c.Key] = s.rv
+			s.viewRVs[c.Key] = e.RV
 		}
-		s.history.add(e)
-		s.watchers.dispatch(e)
+		s.stream.Publish(e)
 	}
 	for _, f := range forget {
 		f()

@@ -29,9 +29,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // received drains what a watcher has been sent so far, as "TYPE name".
@@ -70,7 +73,7 @@ var edge2 = Filter{Namespace: "demo", Fields: fields.OneTermEqualSelector(FieldN
 func TestStreamingListThenChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestStore(t, testOptions)
-		w, err := s.Watch(t.Context(), edge2, WatchOptions{SendInitialEvents: ptr.To(true), Bookmarks: true})
+		w, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(true), Bookmarks: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,19 +91,19 @@ func TestStreamingListThenChanges(t *testing.T) {
 func TestWatchFromAResourceVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestStore(t, testOptions)
-		start := s.rv
+		start := s.stream.RV()
 		s.SetNode(node("edge-2", "b"))
-		afterMove := s.rv
+		afterMove := s.stream.RV()
 		s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"})
 
-		w, err := s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: fmtRV(start)})
+		w, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{ResourceVersion: fmtRV(start)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		expectEvents(t, w, "MODIFIED edge-2.echo", "DELETED edge-2.plain")
 		w.Stop()
 
-		w, err = s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: fmtRV(afterMove)})
+		w, err = s.Watch(t.Context(), edge2, watchstream.WatchOptions{ResourceVersion: fmtRV(afterMove)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,11 +115,11 @@ func TestWatchFromAResourceVersion(t *testing.T) {
 			want     func(error) bool
 		}{
 			{name: "older than the history", rv: fmtRV(start - 1), want: apierrors.IsResourceExpired},
-			{name: "from the future", rv: fmtRV(s.rv + 1), want: apierrors.IsResourceExpired},
+			{name: "from the future", rv: fmtRV(s.stream.RV() + 1), want: apierrors.IsResourceExpired},
 			{name: "not a number", rv: "abc", want: apierrors.IsBadRequest},
 		} {
 			// t.Run is not allowed inside a synctest bubble.
-			if _, err := s.Watch(t.Context(), edge2, WatchOptions{ResourceVersion: tc.rv}); !tc.want(err) {
+			if _, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{ResourceVersion: tc.rv}); !tc.want(err) {
 				t.Errorf("%s: watch from %s: %v", tc.name, tc.rv, err)
 			}
 		}
@@ -126,15 +129,15 @@ func TestWatchFromAResourceVersion(t *testing.T) {
 func TestHistoryIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestStore(t, Options{HistorySize: 3, WatcherBuffer: 10, BookmarkInterval: time.Minute})
-		start := s.rv
+		start := s.stream.RV()
 		// Each move changes one view: edge-2's of echo.
 		for _, unit := range []string{"b", "a", "b", "a"} {
 			s.SetNode(node("edge-2", unit))
 		}
-		if _, err := s.Watch(t.Context(), Filter{}, WatchOptions{ResourceVersion: fmtRV(start)}); !apierrors.IsResourceExpired(err) {
+		if _, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{ResourceVersion: fmtRV(start)}); !apierrors.IsResourceExpired(err) {
 			t.Errorf("watch from before the history: %v, want 410", err)
 		}
-		w, err := s.Watch(t.Context(), Filter{}, WatchOptions{ResourceVersion: fmtRV(s.rv - 3)})
+		w, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{ResourceVersion: fmtRV(s.stream.RV() - 3)})
 		if err != nil {
 			t.Fatalf("watch from the oldest kept change: %v", err)
 		}
@@ -150,7 +153,7 @@ func TestAViewLeavingTheSelectionIsDeleted(t *testing.T) {
 		s := newTestStore(t, testOptions)
 		echoes := Filter{Namespace: "demo", Labels: labels.SelectorFromSet(labels.Set{"app": "echo"}),
 			Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-1")}
-		w, err := s.Watch(t.Context(), echoes, WatchOptions{SendInitialEvents: ptr.To(false)})
+		w, err := s.Watch(t.Context(), echoes, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,12 +167,14 @@ func TestAViewLeavingTheSelectionIsDeleted(t *testing.T) {
 
 func TestASlowWatcherIsCutOffAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		RegisterMetrics()
+		watchersBefore := gaugeValue(t, watchersCurrent)
 		s := newTestStore(t, Options{HistorySize: 100, WatcherBuffer: 2, BookmarkInterval: time.Minute})
-		slow, err := s.Watch(t.Context(), Filter{}, WatchOptions{SendInitialEvents: ptr.To(false)})
+		slow, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		fast, err := s.Watch(t.Context(), edge2, WatchOptions{SendInitialEvents: ptr.To(false)})
+		fast, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,8 +195,8 @@ func TestASlowWatcherIsCutOffAlone(t *testing.T) {
 		if events > 3 {
 			t.Errorf("the slow watcher received %d events before it was cut off, want at most 3", events)
 		}
-		if len(s.watchers.others) != 0 {
-			t.Errorf("the cut-off watcher is still registered")
+		if watchers := gaugeValue(t, watchersCurrent); watchers != watchersBefore+1 {
+			t.Errorf("%v watchers, want %v: the cut-off watcher is still registered", watchers, watchersBefore+1)
 		}
 	})
 }
@@ -202,11 +207,11 @@ func TestBookmarks(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		go s.Run(ctx)
-		asked, err := s.Watch(ctx, edge2, WatchOptions{SendInitialEvents: ptr.To(false), Bookmarks: true})
+		asked, err := s.Watch(ctx, edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(false), Bookmarks: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		silent, err := s.Watch(ctx, edge2, WatchOptions{SendInitialEvents: ptr.To(false)})
+		silent, err := s.Watch(ctx, edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,4 +221,13 @@ func TestBookmarks(t *testing.T) {
 		cancel()
 		expectEvents(t, asked, "closed")
 	})
+}
+
+func gaugeValue(t *testing.T, gauge metrics.GaugeMetric) float64 {
+	t.Helper()
+	value, err := testutil.GetGaugeMetricValue(gauge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return value
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/viewstore"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 var (
@@ -82,7 +83,7 @@ func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptio
 	if opts == nil {
 		opts = &metainternalversion.ListOptions{}
 	}
-	return s.views.Watch(ctx, filter(ctx, opts), viewstore.WatchOptions{
+	return s.views.Watch(ctx, filter(ctx, opts), watchstream.WatchOptions{
 		ResourceVersion:   opts.ResourceVersion,
 		SendInitialEvents: opts.SendInitialEvents,
 		Bookmarks:         opts.AllowWatchBookmarks,

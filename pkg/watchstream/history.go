@@ -14,40 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package viewstore
+package watchstream
 
 import (
 	"sort"
-
-	topologyapi "github.com/gridview/gridview/apis/topology"
-	"github.com/gridview/gridview/pkg/topology"
 )
-
-// event is one change of one view, numbered with its resourceVersion.
-type event struct {
-	rv  uint64
-	key topology.ViewKey
-	// existed and exists say whether the view was there before and after.
-	existed, exists bool
-	// oldLabels decide whether a watcher selected the view before.
-	oldLabels map[string]string
-	// object is the view after the change, or its last content if it went.
-	object *topologyapi.NodeEndpoints
-}
-
-// selectedBefore and selectedAfter tell a watcher whether the view entered,
-// stayed in or left its selection.
-func (e *event) selectedBefore(f Filter) bool {
-	return e.existed && f.matches(e.key, e.oldLabels)
-}
-
-func (e *event) selectedAfter(f Filter) bool {
-	return e.exists && f.matches(e.key, e.object.Labels)
-}
 
 // history is a ring of the latest events.
 type history struct {
-	events []*event
+	events []*Event
 	start  int // index of the oldest event
 	count  int
 	// since is the resourceVersion the history starts after: a watch from it
@@ -56,7 +31,7 @@ type history struct {
 }
 
 func newHistory(size int) *history {
-	return &history{events: make([]*event, size)}
+	return &history{events: make([]*Event, size)}
 }
 
 // reset empties the history at resourceVersion rv.
@@ -65,13 +40,13 @@ func (h *history) reset(rv uint64) {
 	h.start, h.count, h.since = 0, 0, rv
 }
 
-func (h *history) add(e *event) {
+func (h *history) add(e *Event) {
 	if len(h.events) == 0 {
-		h.since = e.rv
+		h.since = e.RV
 		return
 	}
 	if h.count == len(h.events) {
-		h.since = h.events[h.start].rv
+		h.since = h.events[h.start].RV
 		h.events[h.start] = nil
 		h.start = (h.start + 1) % len(h.events)
 		h.count--
@@ -82,13 +57,13 @@ func (h *history) add(e *event) {
 
 // after returns the events after resourceVersion rv, oldest first; false
 // when the history no longer reaches back to rv.
-func (h *history) after(rv uint64) ([]*event, bool) {
+func (h *history) after(rv uint64) ([]*Event, bool) {
 	if rv < h.since {
 		return nil, false
 	}
-	at := func(i int) *event { return h.events[(h.start+i)%len(h.events)] }
-	first := sort.Search(h.count, func(i int) bool { return at(i).rv > rv })
-	out := make([]*event, 0, h.count-first)
+	at := func(i int) *Event { return h.events[(h.start+i)%len(h.events)] }
+	first := sort.Search(h.count, func(i int) bool { return at(i).RV > rv })
+	out := make([]*Event, 0, h.count-first)
 	for i := first; i < h.count; i++ {
 		out = append(out, at(i))
 	}

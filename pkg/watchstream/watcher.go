@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package viewstore
+package watchstream
 
 import (
 	"sync"
@@ -28,6 +28,7 @@ type watcher struct {
 	filter    Filter
 	bookmarks bool
 	remove    func(*watcher)
+	metrics   *Metrics
 
 	mu    sync.Mutex
 	queue []watch.Event
@@ -42,9 +43,9 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, buffer int, remove func(*watcher)) *watcher {
+func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, buffer int, remove func(*watcher), metrics *Metrics) *watcher {
 	w := &watcher{
-		filter: filter, bookmarks: bookmarks, remove: remove,
+		filter: filter, bookmarks: bookmarks, remove: remove, metrics: metrics,
 		queue: initial,
 		// The initial events do not count against the buffer: a node's whole
 		// view may be larger than what it may lag behind.
@@ -82,7 +83,7 @@ func (w *watcher) send(e watch.Event) {
 	cut := w.cut
 	w.mu.Unlock()
 	if cut {
-		watchersCutOff.Inc()
+		w.metrics.CutOff.Inc()
 		// Stop takes the lock of the watcher set the caller holds.
 		go w.Stop()
 		return
@@ -130,7 +131,7 @@ func (w *watcher) run() {
 		select {
 		case w.result <- *next:
 			if next.Type != watch.Bookmark {
-				eventsSent.Inc()
+				w.metrics.EventsSent.Inc()
 			}
 		case <-w.done:
 			return

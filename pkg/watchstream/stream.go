@@ -1,0 +1,199 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package watchstream
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// Options bound the memory a stream uses.
+type Options struct {
+	// HistorySize is how many changes a watch can resume from.
+	HistorySize int
+	// WatcherBuffer is how many events a watcher may lag behind before it is
+	// cut off.
+	WatcherBuffer int
+	// ShardOf, when set, names the shard of an object: watchers whose filter
+	// selects one shard only see its events.
+	ShardOf func(runtime.Object) string
+	// Bookmark returns an empty object of the stream's kind carrying a
+	// resourceVersion, and annotations when it ends initial events.
+	Bookmark func(rv uint64, initialEventsEnd bool) runtime.Object
+	Metrics  Metrics
+}
+
+// Counter and Gauge are what the stream needs of a metric.
+type (
+	Counter interface{ Inc() }
+	Gauge   interface {
+		Inc()
+		Dec()
+	}
+)
+
+// Metrics count what the stream does.
+type Metrics struct {
+	EventsSent Counter
+	Watchers   Gauge
+	CutOff     Counter
+}
+
+// Stream numbers changes and serves watches. It does not lock: its owner
+// serializes Publish, Watch and the reads that go with them, so that a
+// snapshot and the resourceVersion it is taken at agree.
+type Stream struct {
+	options  Options
+	rv       uint64
+	history  *history
+	watchers *watchers
+}
+
+// New starts a stream at resourceVersion rv.
+func New(rv uint64, options Options) *Stream {
+	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize)}
+	s.history.reset(rv)
+	s.watchers = newWatchers(options.ShardOf, &s.options.Metrics)
+	return s
+}
+
+// RV is the resourceVersion of the latest change.
+func (s *Stream) RV() uint64 { return s.rv }
+
+// Next is the resourceVersion the next published change must carry.
+func (s *Stream) Next() uint64 { return s.rv + 1 }
+
+// Publish records a change made at Next() and sends it to the watchers.
+func (s *Stream) Publish(e *Event) {
+	s.rv = e.RV
+	s.history.add(e)
+	s.watchers.dispatch(e)
+}
+
+// RequestedRV reads a request's resourceVersion: empty and "0" mean the
+// current one; one newer than the stream's was issued by another process.
+func (s *Stream) RequestedRV(value string) (uint64, error) {
+	if value == "" || value == "0" {
+		return s.rv, nil
+	}
+	rv, err := strconv.ParseUint(value, 10, 64)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("resourceVersion: invalid value %q: must be a decimal number", value))
+	}
+	if rv > s.rv {
+		return 0, apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d is newer than this server's %d: it was issued by another server; list again", rv, s.rv))
+	}
+	return rv, nil
+}
+
+// ChangedSince says whether an object the filter selects changed after rv;
+// an error when the history no longer reaches back to rv.
+func (s *Stream) ChangedSince(rv uint64, f Filter) (bool, error) {
+	events, ok := s.history.after(rv)
+	if !ok {
+		return false, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.history.since))
+	}
+	for _, e := range events {
+		if _, ok := e.For(f); ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// WatchOptions are the parameters of a watch besides its filter.
+type WatchOptions struct {
+	ResourceVersion string
+	// SendInitialEvents is the streaming list's parameter; nil when not set.
+	SendInitialEvents *bool
+	Bookmarks         bool
+}
+
+// Watch streams the changes the filter selects. It starts with the current
+// state, from snapshot, as ADDED events when asked (a streaming list, ended by
+// the annotated bookmark, or a watch from resourceVersion "" or "0");
+// otherwise it replays the changes after the given resourceVersion from the
+// history, or answers 410 Gone. The watch ends when ctx does.
+func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapshot func() []runtime.Object) (watch.Interface, error) {
+	from, err := s.RequestedRV(opts.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	var initial []watch.Event
+	added := func() {
+		for _, obj := range snapshot() {
+			initial = append(initial, watch.Event{Type: watch.Added, Object: obj})
+		}
+	}
+	switch {
+	case opts.SendInitialEvents != nil && *opts.SendInitialEvents:
+		added()
+		initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(s.rv, true)})
+	case opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
+		added()
+	default:
+		events, ok := s.history.after(from)
+		if !ok {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.history.since))
+		}
+		for _, e := range events {
+			if event, ok := e.For(f); ok {
+				initial = append(initial, event)
+			}
+		}
+	}
+	w := newWatcher(f, opts.Bookmarks, initial, s.options.WatcherBuffer, s.watchers.remove, &s.options.Metrics)
+	s.watchers.add(w)
+	go func() {
+		select {
+		case <-ctx.Done():
+			w.Stop()
+		case <-w.done:
+		}
+	}()
+	return w, nil
+}
+
+// SendBookmarks sends a bookmark at the current resourceVersion to every
+// watcher that asked for them. The owner calls it periodically, serialized
+// with Publish.
+func (s *Stream) SendBookmarks() {
+	s.watchers.bookmark(func() watch.Event {
+		return watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(s.rv, false)}
+	})
+}
+
+// BookmarkEvery calls send every interval until ctx ends; send must take the
+// owner's lock and call SendBookmarks.
+func BookmarkEvery(ctx context.Context, interval time.Duration, send func()) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			send()
+		}
+	}
+}

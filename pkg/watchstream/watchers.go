@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package watchstream
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// watchers indexes watchers by the shard they select, so that a change in
+// one shard (a node's views) reaches its watchers without visiting everyone
+// else's.
+type watchers struct {
+	shardOf func(runtime.Object) string
+	metrics *Metrics
+
+	mu      sync.Mutex
+	byShard map[string]map[*watcher]struct{}
+	others  map[*watcher]struct{}
+}
+
+func newWatchers(shardOf func(runtime.Object) string, metrics *Metrics) *watchers {
+	return &watchers{shardOf: shardOf, metrics: metrics, byShard: map[string]map[*watcher]struct{}{}, others: map[*watcher]struct{}{}}
+}
+
+func (ws *watchers) add(w *watcher) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.metrics.Watchers.Inc()
+	shard, ok := ws.shard(w)
+	if !ok {
+		ws.others[w] = struct{}{}
+		return
+	}
+	if ws.byShard[shard] == nil {
+		ws.byShard[shard] = map[*watcher]struct{}{}
+	}
+	ws.byShard[shard][w] = struct{}{}
+}
+
+// shard is the shard a watcher is indexed under, if the stream is sharded.
+func (ws *watchers) shard(w *watcher) (string, bool) {
+	if ws.shardOf == nil {
+		return "", false
+	}
+	return w.filter.Shard()
+}
+
+func (ws *watchers) remove(w *watcher) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.metrics.Watchers.Dec()
+	shard, ok := ws.shard(w)
+	if !ok {
+		delete(ws.others, w)
+		return
+	}
+	delete(ws.byShard[shard], w)
+	if len(ws.byShard[shard]) == 0 {
+		delete(ws.byShard, shard)
+	}
+}
+
+// dispatch sends an event to every watcher it concerns, as the watcher sees
+// it: an object that enters a watcher's selection is ADDED to it, one that
+// leaves is DELETED.
+func (ws *watchers) dispatch(e *Event) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	deliver := func(w *watcher) {
+		if event, ok := e.For(w.filter); ok {
+			w.send(event)
+		}
+	}
+	if ws.shardOf != nil {
+		for w := range ws.byShard[ws.shardOf(e.Object)] {
+			deliver(w)
+		}
+	}
+	for w := range ws.others {
+		deliver(w)
+	}
+}
+
+// bookmark sends every watcher that asked for them the object of a bookmark.
+func (ws *watchers) bookmark(object func() watch.Event) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	visit := func(set map[*watcher]struct{}) {
+		for w := range set {
+			if w.bookmarks {
+				w.sendBookmark(object())
+			}
+		}
+	}
+	for _, set := range ws.byShard {
+		visit(set)
+	}
+	visit(ws.others)
+}
