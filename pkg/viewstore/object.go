@@ -44,7 +44,7 @@ func (s *Store) event(c topology.Change) *watchstream.Event {
 
 // bookmark carries a resourceVersion; initialEventsEnd marks the end of a
 // streaming list's initial events.
-func bookmark(rv uint64, initialEventsEnd bool) runtime.Object {
+func bookmark(_ watchstream.Filter, rv uint64, initialEventsEnd bool) runtime.Object {
 	object := &topologyapi.NodeEndpoints{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}}
 	if initialEventsEnd {
 		object.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}

@@ -37,9 +37,10 @@ type Options struct {
 	// ShardOf, when set, names the shard of an object: watchers whose filter
 	// selects one shard only see its events.
 	ShardOf func(runtime.Object) string
-	// Bookmark returns an empty object of the stream's kind carrying a
-	// resourceVersion, and annotations when it ends initial events.
-	Bookmark func(rv uint64, initialEventsEnd bool) runtime.Object
+	// Bookmark returns an empty object of the kind a watcher with filter f
+	// watches, carrying a resourceVersion, and annotations when it ends
+	// initial events.
+	Bookmark func(f Filter, rv uint64, initialEventsEnd bool) runtime.Object
 	Metrics  Metrics
 }
 
@@ -148,7 +149,7 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 	switch {
 	case opts.SendInitialEvents != nil && *opts.SendInitialEvents:
 		added()
-		initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(s.rv, true)})
+		initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(f, s.rv, true)})
 	case opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
 		added()
 	default:
@@ -178,8 +179,8 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 // watcher that asked for them. The owner calls it periodically, serialized
 // with Publish.
 func (s *Stream) SendBookmarks() {
-	s.watchers.bookmark(func() watch.Event {
-		return watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(s.rv, false)}
+	s.watchers.bookmark(func(f Filter) watch.Event {
+		return watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(f, s.rv, false)}
 	})
 }
 

@@ -100,13 +100,13 @@ func (ws *watchers) dispatch(e *Event) {
 }
 
 // bookmark sends every watcher that asked for them the object of a bookmark.
-func (ws *watchers) bookmark(object func() watch.Event) {
+func (ws *watchers) bookmark(object func(Filter) watch.Event) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	visit := func(set map[*watcher]struct{}) {
 		for w := range set {
 			if w.bookmarks {
-				w.sendBookmark(object())
+				w.sendBookmark(object(w.filter))
 			}
 		}
 	}
