@@ -116,10 +116,18 @@ func (s *Store) listStart(f Filter, opts ListOptions) (uint64, *position, error)
 	current := s.stream.RV()
 	if opts.Continue == "" {
 		rv, err := s.stream.RequestedRV(opts.ResourceVersion)
-		if err == nil && opts.Exact && rv != current {
-			err = apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: only the current state (%d) can be listed", rv, current))
+		if err != nil || !opts.Exact || rv == current {
+			return current, nil, err
 		}
-		return current, nil, err
+		// An exact list of an earlier state is the current one if nothing it
+		// selects changed since.
+		if changed, err := s.stream.ChangedSince(rv, f); err != nil || changed {
+			return 0, nil, apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: the views this list selects changed since; list at the current state (%d)", rv, current))
+		}
+		return rv, nil, nil
+	}
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		return 0, nil, apierrors.NewBadRequest("resourceVersion: must be empty when continue is set: the token carries it")
 	}
 	token, err := decodeContinue(opts.Continue)
 	if err != nil {

@@ -113,7 +113,14 @@ func TestListResourceVersions(t *testing.T) {
 	old := s.stream.RV()
 	s.SetNode(node("edge-2", "b"))
 	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); !apierrors.IsResourceExpired(err) {
-		t.Errorf("an exact list of an old state: %v, want 410", err)
+		t.Errorf("an exact list of a state that has changed since: %v, want 410", err)
+	}
+	other := Filter{Namespace: "other", Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-1")}
+	if list, err := s.List(other, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); err != nil || list.ResourceVersion != fmtRV(old) {
+		t.Errorf("an exact list of an old state its selection still has: %v, %v", list, err)
+	}
+	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Continue: continueToken{RV: old}.encode()}); !apierrors.IsBadRequest(err) {
+		t.Errorf("continue with a resourceVersion: %v, want 400", err)
 	}
 	list, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old)})
 	if err != nil || list.ResourceVersion != fmtRV(s.stream.RV()) {

@@ -81,3 +81,10 @@ func (s *Store) viewRV(key topology.ViewKey) uint64 {
 	}
 	return s.loadRV
 }
+
+// shallowCopy gives a watcher its own NodeEndpoints to encode; the content
+// stays shared, as encoding only writes the type meta.
+func shallowCopy(obj runtime.Object) runtime.Object {
+	view := *obj.(*topologyapi.NodeEndpoints)
+	return &view
+}

@@ -66,9 +66,7 @@ type Store struct {
 	mu     sync.RWMutex
 	engine *topology.Engine
 	// stream numbers the changes of views and serves watches; nil until the
-	// store is loaded. Its resourceVersions start from the clock, so that
-	// those of an earlier process are too old and those of a later one are
-	// from the future.
+	// store is loaded.
 	stream *watchstream.Stream
 	// loadRV is the resourceVersion of every view that has not changed since
 	// the store was loaded; viewRVs holds the others'.
@@ -100,12 +98,13 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 	for _, svc := range services {
 		s.recordService(svc)
 	}
-	s.loadRV = uint64(time.Now().UnixMicro())
+	s.loadRV = watchstream.InitialRV()
 	s.stream = watchstream.New(s.loadRV, watchstream.Options{
 		HistorySize:   s.options.HistorySize,
 		WatcherBuffer: s.options.WatcherBuffer,
 		ShardOf:       func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
 		Bookmark:      bookmark,
+		Copy:          shallowCopy,
 		Metrics:       watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)

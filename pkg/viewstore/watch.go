@@ -29,8 +29,10 @@ import (
 // Watch streams the changes of the views the filter selects; see
 // watchstream.Stream.Watch.
 func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptions) (watch.Interface, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	// Watches start concurrently; changes wait, so that no change falls
+	// between a snapshot and the watch that follows it.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if s.stream == nil {
 		return nil, errNotLoaded
 	}

@@ -18,7 +18,9 @@ package viewstore
 
 import (
 	"context"
+	"io"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,6 +29,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/component-base/metrics"
@@ -34,6 +38,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/apis/topology/install"
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
@@ -230,4 +236,32 @@ func gaugeValue(t *testing.T, gauge metrics.GaugeMetric) float64 {
 		t.Fatal(err)
 	}
 	return value
+}
+
+// Watchers share the objects of an event; encoding writes an object's type
+// meta, so each must get its own (go test -race finds the write otherwise).
+func TestWatchersEncodeTheSameChangeConcurrently(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	codecs := serializer.NewCodecFactory(scheme)
+	info, _ := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), runtime.ContentTypeJSON)
+	encoder := codecs.EncoderForVersion(info.Serializer, v1alpha1.SchemeGroupVersion)
+
+	s := newTestStore(t, testOptions)
+	var encoded sync.WaitGroup
+	for range 2 {
+		w, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		encoded.Go(func() {
+			e := <-w.ResultChan()
+			if err := encoder.Encode(e.Object, io.Discard); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	s.SetNode(node("edge-2", "b"))
+	encoded.Wait()
 }

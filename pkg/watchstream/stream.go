@@ -19,6 +19,7 @@ package watchstream
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -41,7 +42,11 @@ type Options struct {
 	// watches, carrying a resourceVersion, and annotations when it ends
 	// initial events.
 	Bookmark func(f Filter, rv uint64, initialEventsEnd bool) runtime.Object
-	Metrics  Metrics
+	// Copy, when set, gives each watcher its own copy of an object before it
+	// is sent: encoding an object writes its type meta, so objects shared
+	// between watchers must not be encoded as they are.
+	Copy    func(runtime.Object) runtime.Object
+	Metrics Metrics
 }
 
 // Counter and Gauge are what the stream needs of a metric.
@@ -53,16 +58,40 @@ type (
 	}
 )
 
-// Metrics count what the stream does.
+// Metrics count what the stream does; those left nil are not counted.
 type Metrics struct {
 	EventsSent Counter
 	Watchers   Gauge
 	CutOff     Counter
 }
 
+type noMetric struct{}
+
+func (noMetric) Inc() {}
+func (noMetric) Dec() {}
+
+func (m *Metrics) orNone() {
+	if m.EventsSent == nil {
+		m.EventsSent = noMetric{}
+	}
+	if m.Watchers == nil {
+		m.Watchers = noMetric{}
+	}
+	if m.CutOff == nil {
+		m.CutOff = noMetric{}
+	}
+}
+
+// InitialRV starts a new space of resourceVersions: a random epoch in the
+// high bits, so that another process's resourceVersions are either older
+// than this one's history or newer than its latest, and answered with 410.
+func InitialRV() uint64 {
+	return rand.Uint64N(1<<20)<<43 + 1
+}
+
 // Stream numbers changes and serves watches. It does not lock: its owner
-// serializes Publish, Watch and the reads that go with them, so that a
-// snapshot and the resourceVersion it is taken at agree.
+// serializes Publish with everything else, so that a snapshot and the
+// resourceVersion it is taken at agree; Watch calls may run concurrently.
 type Stream struct {
 	options  Options
 	rv       uint64
@@ -72,6 +101,7 @@ type Stream struct {
 
 // New starts a stream at resourceVersion rv.
 func New(rv uint64, options Options) *Stream {
+	options.Metrics.orNone()
 	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize)}
 	s.history.reset(rv)
 	s.watchers = newWatchers(options.ShardOf, &s.options.Metrics)
@@ -163,7 +193,7 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 			}
 		}
 	}
-	w := newWatcher(f, opts.Bookmarks, initial, s.options.WatcherBuffer, s.watchers.remove, &s.options.Metrics)
+	w := newWatcher(f, opts.Bookmarks, initial, s.watchers.remove, &s.options)
 	s.watchers.add(w)
 	go func() {
 		select {

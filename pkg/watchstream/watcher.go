@@ -28,7 +28,7 @@ type watcher struct {
 	filter    Filter
 	bookmarks bool
 	remove    func(*watcher)
-	metrics   *Metrics
+	options   *Options
 
 	mu    sync.Mutex
 	queue []watch.Event
@@ -43,13 +43,13 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, buffer int, remove func(*watcher), metrics *Metrics) *watcher {
+func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, remove func(*watcher), options *Options) *watcher {
 	w := &watcher{
-		filter: filter, bookmarks: bookmarks, remove: remove, metrics: metrics,
+		filter: filter, bookmarks: bookmarks, remove: remove, options: options,
 		queue: initial,
 		// The initial events do not count against the buffer: a node's whole
 		// view may be larger than what it may lag behind.
-		limit:  len(initial) + buffer,
+		limit:  len(initial) + options.WatcherBuffer,
 		wake:   make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		result: make(chan watch.Event),
@@ -83,7 +83,7 @@ func (w *watcher) send(e watch.Event) {
 	cut := w.cut
 	w.mu.Unlock()
 	if cut {
-		w.metrics.CutOff.Inc()
+		w.options.Metrics.CutOff.Inc()
 		// Stop takes the lock of the watcher set the caller holds.
 		go w.Stop()
 		return
@@ -128,10 +128,14 @@ func (w *watcher) run() {
 				return
 			}
 		}
+		event := *next
+		if w.options.Copy != nil {
+			event.Object = w.options.Copy(event.Object)
+		}
 		select {
-		case w.result <- *next:
-			if next.Type != watch.Bookmark {
-				w.metrics.EventsSent.Inc()
+		case w.result <- event:
+			if event.Type != watch.Bookmark {
+				w.options.Metrics.EventsSent.Inc()
 			}
 		case <-w.done:
 			return
