@@ -23,6 +23,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -62,6 +63,7 @@ type Cluster struct {
 	etcd          *Process
 	kubeAPIServer *Process
 	gridview      *Process
+	nodes         []*NodeNetns // not yet deleted
 }
 
 // Start brings up etcd, kube-apiserver and gridview-apiserver and returns
@@ -148,8 +150,9 @@ func (c *Cluster) launch(name string, argv []string, keep func(*Process)) (*Proc
 	return proc, nil
 }
 
-// Stop stops every process (last started first), removes the network
-// namespace and veth pair, and removes WorkDir unless Options.KeepWorkDir.
+// Stop deletes every NodeNetns left, stops every process (last started
+// first), removes the network namespace and veth pair, and removes WorkDir
+// unless Options.KeepWorkDir.
 // It is idempotent and safe to call from t.Cleanup, defer or a signal
 // handler goroutine: later and concurrent calls wait for the first one and
 // return its result.
@@ -162,9 +165,14 @@ func (c *Cluster) stop() error {
 	c.mu.Lock()
 	c.stopped = true
 	procs := []*Process{c.gridview, c.kubeAPIServer, c.etcd}
+	nodes := slices.Clone(c.nodes)
 	c.mu.Unlock()
 
 	var errs []error
+	// Node-local processes first: they are clients of the control plane.
+	for _, node := range nodes {
+		errs = append(errs, node.Delete())
+	}
 	for _, proc := range procs {
 		if proc != nil {
 			errs = append(errs, proc.Stop())

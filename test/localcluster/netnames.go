@@ -37,15 +37,15 @@ const (
 // subnetPool is where each run's /30 between host and namespace comes from.
 var subnetPool = netip.MustParsePrefix("10.250.0.0/16")
 
-// network is the namespace gridview-apiserver runs in and the veth pair that
-// joins it to the host.
+// network is a namespace of the run (gridview-apiserver's, or a node's) and
+// the veth pair that joins it to the host.
 type network struct {
 	Netns    string
 	HostVeth string
 	NsVeth   string
 	Subnet   netip.Prefix
-	HostIP   netip.Addr // .1: kube-apiserver binds here
-	NsIP     netip.Addr // .2: gridview-apiserver binds here
+	HostIP   netip.Addr // .1: kube-apiserver binds here (gridview's network)
+	NsIP     netip.Addr // .2: gridview-apiserver binds here, or a node's address
 }
 
 // networkNames derives every name of a run from its owner pid and suffix.

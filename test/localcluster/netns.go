@@ -26,18 +26,27 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 )
 
-// createNetwork removes leftovers of dead runs, then creates this run's
-// namespace and veth pair with a free /30.
+// createMu serializes createNetwork within the process: a run creates
+// several namespaces (gridview-apiserver's, one per node), possibly from
+// parallel tests, and two of them must never pick the same names or /30.
+var createMu sync.Mutex
+
+// createNetwork removes leftovers of dead runs, then creates a namespace and
+// veth pair with a free /30. The namespace's default route points at the
+// host end, so processes inside reach every address of the host, among them
+// kube-apiserver on the host end of another namespace's veth pair.
 func createNetwork(ctx context.Context, logf func(string, ...any)) (*network, error) {
+	createMu.Lock()
+	defer createMu.Unlock()
 	removeStaleNetworks(ctx, logf)
-	suffix, err := randomSuffix()
+	n, err := unusedNetworkNames(ctx)
 	if err != nil {
 		return nil, err
 	}
-	n := networkNames(os.Getpid(), suffix)
 	addrs, err := ipOutput(ctx, "-o", "addr", "show")
 	if err != nil {
 		return nil, err
@@ -60,8 +69,10 @@ func createNetwork(ctx context.Context, logf func(string, ...any)) (*network, er
 		{"link", "set", n.HostVeth, "up"},
 		{"-n", n.Netns, "addr", "add", netip.PrefixFrom(n.NsIP, 30).String(), "dev", n.NsVeth},
 		{"-n", n.Netns, "link", "set", n.NsVeth, "up"},
-		// gridview-apiserver's embedded etcd and loopback client use 127.0.0.1.
+		// gridview-apiserver's embedded etcd and loopback client use
+		// 127.0.0.1, and so does kube-proxy talking to a node-local server.
 		{"-n", n.Netns, "link", "set", "lo", "up"},
+		{"-n", n.Netns, "route", "add", "default", "via", n.HostIP.String()},
 	}
 	for _, args := range steps {
 		if _, err := ipOutput(ctx, args...); err != nil {
@@ -70,6 +81,23 @@ func createNetwork(ctx context.Context, logf func(string, ...any)) (*network, er
 	}
 	logf("network namespace %s: host %s (%s), namespace %s (%s)", n.Netns, n.HostIP, n.HostVeth, n.NsIP, n.NsVeth)
 	return &n, nil
+}
+
+// unusedNetworkNames picks names no namespace or link of this host has:
+// delete removes whatever carries a network's names, so a clash with a live
+// network of the same process must be ruled out before creating anything.
+func unusedNetworkNames(ctx context.Context) (network, error) {
+	for range 8 {
+		suffix, err := randomSuffix()
+		if err != nil {
+			return network{}, err
+		}
+		n := networkNames(os.Getpid(), suffix)
+		if !namespaceExists(ctx, n.Netns) && !linkExists(ctx, n.HostVeth) && !linkExists(ctx, n.NsVeth) {
+			return n, nil
+		}
+	}
+	return network{}, errors.New("no unused network namespace name found in 8 attempts")
 }
 
 // delete removes the namespace and both veth ends; missing ones are fine.

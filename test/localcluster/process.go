@@ -81,6 +81,18 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 // Done is closed once the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Exited returns nil while the process runs and, once it has exited, how
+// it ended with the tail of its log: a poll loop that checks it fails fast
+// and says why instead of waiting out its timeout.
+func (p *Process) Exited() error {
+	select {
+	case <-p.done:
+		return p.exitError()
+	default:
+		return nil
+	}
+}
+
 // exitError describes how the process ended, with the tail of its log.
 func (p *Process) exitError() error {
 	return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.Name, p.waitErr, p.LogFile, tailFile(p.LogFile, 30))
