@@ -13,9 +13,10 @@ E2E_TIMEOUT ?= 30m
 
 all: build
 
-## build: compile gridview-apiserver into _output/bin.
+## build: compile gridview-apiserver and gridview-wrapper into _output/bin.
 build:
 	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
+	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
 
 ## tools: build etcd, kube-apiserver and kube-proxy v1.37.2 from the Go module proxy (once).
 tools:

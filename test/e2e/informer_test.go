@@ -57,12 +57,9 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 			}
 
 			for i, unit := range []string{"b", "a", "b"} {
-				patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
-				if _, err := kubeClient.CoreV1().Nodes().Patch(ctx, s.node("a2"), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-					t.Fatal(err)
-				}
+				s.relabel(t, "a2", unit)
 				s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.1.%d", i): "a2", "10.1.0.3": "b1"})
-				patch = fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, i)
+				patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, i)
 				if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "plain", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}

@@ -63,16 +63,22 @@ func nodeNetns(t *testing.T, node string) *localcluster.NodeNetns {
 // real kube-proxy runs with, so a missing permission shows up here too.
 func nodeProxierKubeconfig(t *testing.T, ns string) string {
 	t.Helper()
+	return serviceAccountKubeconfig(t, ns, "kube-proxy", "system:node-proxier")
+}
+
+// serviceAccountKubeconfig writes a kubeconfig that reaches kube-apiserver
+// as a ServiceAccount name of ns bound to clusterRole.
+func serviceAccountKubeconfig(t *testing.T, ns, name, clusterRole string) string {
+	t.Helper()
 	ctx := context.Background()
-	const name = "kube-proxy"
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if _, err := kubeClient.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Named after the test's namespace: bindings are cluster-wide.
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: ns + "-node-proxier"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:node-proxier"},
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}},
 	}
 	if _, err := kubeClient.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
@@ -87,7 +93,7 @@ func nodeProxierKubeconfig(t *testing.T, ns string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "kube-proxy.kubeconfig")
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
 	if err := cluster.WriteTokenKubeconfig(path, "system:serviceaccount:"+ns+":"+name, token.Status.Token); err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +119,12 @@ func startKubeProxy(t *testing.T, n *localcluster.NodeNetns, kubeconfig string) 
 // fails with the last ruleset otherwise.
 func expectProgrammed(t *testing.T, n *localcluster.NodeNetns, proc *localcluster.Process, ns, name string, port int32, want []string) {
 	t.Helper()
+	expectProgrammedWithin(t, kubeProxyTimeout, n, proc, ns, name, port, want)
+}
+
+// expectProgrammedWithin is expectProgrammed with a timeout of its own.
+func expectProgrammedWithin(t *testing.T, timeout time.Duration, n *localcluster.NodeNetns, proc *localcluster.Process, ns, name string, port int32, want []string) {
+	t.Helper()
 	svc, err := kubeClient.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +140,7 @@ func expectProgrammed(t *testing.T, n *localcluster.NodeNetns, proc *localcluste
 			t.Logf("last ruleset of %s (kube-proxy log: %s):\n%s", n.NodeName, proc.LogFile, ruleset)
 		}
 	}()
-	eventually(t, kubeProxyTimeout, what, func(ctx context.Context) error {
+	eventually(t, timeout, what, func(ctx context.Context) error {
 		// A kube-proxy that died would otherwise cost the whole timeout.
 		if err := proc.Exited(); err != nil {
 			return err
@@ -152,4 +164,13 @@ func expectProgrammed(t *testing.T, n *localcluster.NodeNetns, proc *localcluste
 		}
 		return nil
 	})
+}
+
+// expectStillProgrammed checks, for the whole of d, that kube-proxy keeps
+// routing Service ns/name to want.
+func expectStillProgrammed(t *testing.T, d time.Duration, n *localcluster.NodeNetns, proc *localcluster.Process, ns, name string, port int32, want []string) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		expectProgrammedWithin(t, time.Second, n, proc, ns, name, port, want)
+	}
 }

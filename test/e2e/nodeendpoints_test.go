@@ -82,6 +82,15 @@ func newSite(t *testing.T) site {
 	return s
 }
 
+// relabel moves a node of the site to another unit.
+func (s site) relabel(t *testing.T, node, unit string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
+	if _, err := kubeClient.CoreV1().Nodes().Patch(context.Background(), s.node(node), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeSlice creates or replaces the one EndpointSlice of a Service.
 func (s site) writeSlice(t *testing.T, service string, endpoints map[string]string) {
 	t.Helper()
@@ -209,10 +218,7 @@ func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 	defer w.Stop()
 
 	start := time.Now()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit("b"))
-	if _, err := kubeClient.CoreV1().Nodes().Patch(ctx, s.node("a1"), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s.relabel(t, "a1", "b")
 	timeout := time.After(5 * time.Second)
 	for {
 		select {

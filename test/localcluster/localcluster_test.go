@@ -162,12 +162,20 @@ func TestDeployManifestsDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob(filepath.Join(root, "artifacts", "*", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests found under %s/artifacts: %v", root, err)
+	var files []string
+	for _, pattern := range []string{"*/*.yaml", "*/*/*.yaml"} {
+		matches, err := filepath.Glob(filepath.Join(root, "artifacts", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
+	}
+	if !slices.Contains(files, filepath.Join(root, "artifacts", "deploy", "wrapper", "daemonset.yaml")) {
+		t.Fatalf("the manifests under %s/artifacts do not include the wrapper's: %v", root, files)
 	}
 	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
+		name, _ := filepath.Rel(filepath.Join(root, "artifacts"), file)
+		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)

@@ -1,0 +1,163 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package wrapper is the gridview-wrapper command: options and run.
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/watchstream"
+	"github.com/gridview/gridview/pkg/wrapper"
+)
+
+// Options are gridview-wrapper's flags.
+type Options struct {
+	Kubeconfig string
+	NodeName   string
+	Listen     string
+	CacheDir   string
+	Logs       *logsapi.LoggingConfiguration
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{Listen: "127.0.0.1:51006", CacheDir: "/var/lib/gridview-wrapper", Logs: logsapi.NewLoggingConfiguration()}
+}
+
+// AddFlags adds the options' flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster, reached through kube-apiserver; empty: the in-cluster configuration.")
+	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of the Node this wrapper serves kube-proxy for (required).")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "Address kube-proxy reaches the wrapper at, plain HTTP: keep it on loopback.")
+	fs.StringVar(&o.CacheDir, "cache-dir", o.CacheDir, "Directory where the last state is kept, to serve kube-proxy through WAN outages and restarts.")
+	logsapi.AddFlags(o.Logs, fs)
+}
+
+// Validate checks the flags; errors name the flag.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.NodeName == "" {
+		errs = append(errs, errors.New("--node-name is required"))
+	}
+	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("--listen %q: %w", o.Listen, err))
+	}
+	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
+		errs = append(errs, fmt.Errorf("--cache-dir: %w", err))
+	}
+	if err := logsapi.ValidateAndApply(o.Logs, loggingFeatures()); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// loggingFeatures holds the logging feature gates only: the wrapper has no
+// others.
+func loggingFeatures() featuregate.FeatureGate {
+	gate := featuregate.NewFeatureGate()
+	utilruntime.Must(logsapi.AddFeatureGates(gate))
+	return gate
+}
+
+func (o *Options) restConfig() (*rest.Config, error) {
+	if o.Kubeconfig == "" {
+		return rest.InClusterConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+}
+
+// Run serves kube-proxy until ctx ends: from the cache at once when there is
+// one, from the cluster as soon as it answers.
+func (o *Options) Run(ctx context.Context) error {
+	config, err := o.restConfig()
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	config.QPS, config.Burst = 20, 40
+	listener, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+
+	wrapper.RegisterMetrics()
+	rv, objects, cached := wrapper.LoadCache(o.CacheDir)
+	if !cached {
+		rv = watchstream.InitialRV()
+	}
+	state := wrapper.NewState(rv, objects)
+	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects))
+
+	upstream, err := wrapper.NewUpstream(config, o.NodeName, state)
+	if err != nil {
+		return err
+	}
+	forward, err := forwarder(config)
+	if err != nil {
+		return err
+	}
+	go upstream.Run(ctx)
+	go state.Run(ctx)
+	go wrapper.KeepCached(ctx, state, o.CacheDir, time.Second)
+
+	server := &http.Server{Handler: wrapper.NewServer(state, forward), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdown)
+	}()
+	if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// forwarder sends the requests the wrapper forwards (discovery, Event
+// writes) upstream with the wrapper's credentials, never the caller's.
+func forwarder(config *rest.Config) (http.Handler, error) {
+	transport, err := rest.TransportFor(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating the upstream transport: %w", err)
+	}
+	target, err := url.Parse(config.Host)
+	if err != nil {
+		return nil, fmt.Errorf("upstream address %q: %w", config.Host, err)
+	}
+	return &httputil.ReverseProxy{
+		Transport: transport,
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Header.Del("Authorization")
+		},
+	}, nil
+}

@@ -1,0 +1,205 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
+	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/gridview/gridview/pkg/watchstream"
+)
+
+// Server serves kube-proxy what the state holds, and forwards discovery and
+// Event writes upstream.
+type Server struct {
+	state    *State
+	upstream http.Handler
+	codecs   serializer.CodecFactory
+	metrics  http.Handler
+}
+
+// NewServer serves state; upstream handles forwarded requests.
+func NewServer(state *State, upstream http.Handler) *Server {
+	return &Server{state: state, upstream: upstream, codecs: serializer.NewCodecFactory(scheme.Scheme), metrics: legacyregistry.Handler()}
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	w = countingWriter{ResponseWriter: w}
+	switch req.URL.Path {
+	case "/healthz", "/livez":
+		_, _ = w.Write([]byte("ok"))
+		return
+	case "/readyz":
+		if !s.state.Synced() {
+			http.Error(w, "no state yet: neither read upstream nor loaded from the cache", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+		return
+	case "/metrics":
+		s.metrics.ServeHTTP(w, req)
+		return
+	}
+	if forwarded(req) {
+		s.upstream.ServeHTTP(w, req)
+		return
+	}
+	r, ok := parseRoute(req.URL.Path)
+	if !ok || req.Method != http.MethodGet {
+		s.fail(w, req, refusal(req))
+		return
+	}
+	gv := r.kind.gvr.GroupVersion()
+	opts, err := listOptions(req, r.kind)
+	if err != nil {
+		s.fail(w, req, err)
+		return
+	}
+	f := &filter{kind: r.kind, namespace: r.namespace, fields: opts.FieldSelector, labels: opts.LabelSelector}
+	var obj runtime.Object
+	switch {
+	case r.name != "":
+		obj, err = s.state.Get(r.kind, r.key())
+	case opts.Watch:
+		s.watch(w, req, f, opts)
+		return
+	default:
+		obj, err = s.state.List(f, opts.ResourceVersion)
+	}
+	if err != nil {
+		s.fail(w, req, err)
+		return
+	}
+	responsewriters.WriteObjectNegotiated(s.codecs, negotiation.DefaultEndpointRestrictions, gv, w, req, http.StatusOK, obj, false)
+}
+
+func (s *Server) fail(w http.ResponseWriter, req *http.Request, err error) {
+	responsewriters.ErrorNegotiated(err, s.codecs, metav1.SchemeGroupVersion, w, req)
+}
+
+// listOptions reads the query as kube-apiserver does; a bad value is a 400
+// naming the parameter.
+func listOptions(req *http.Request, k *kind) (*metainternalversion.ListOptions, error) {
+	opts := &metainternalversion.ListOptions{}
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("timeoutSeconds: invalid value %d: must not be negative", *opts.TimeoutSeconds))
+	}
+	if opts.FieldSelector != nil {
+		supported := k.fields(k.newObject())
+		for _, requirement := range opts.FieldSelector.Requirements() {
+			if _, ok := supported[requirement.Field]; !ok {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("fieldSelector: field label not supported for %s: %s", k.gvr.Resource, requirement.Field))
+			}
+		}
+	}
+	return opts, nil
+}
+
+// watch streams a watch as kube-apiserver does: framed WatchEvents in the
+// negotiated encoding, flushed one by one, until the client leaves, the
+// timeout passes or the stream is cut off.
+func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts *metainternalversion.ListOptions) {
+	info, err := negotiation.NegotiateOutputMediaTypeStream(req, s.codecs, negotiation.DefaultEndpointRestrictions)
+	if err != nil {
+		s.fail(w, req, err)
+		return
+	}
+	watcher, err := s.state.Watch(req.Context(), f, watchstream.WatchOptions{
+		ResourceVersion: opts.ResourceVersion, SendInitialEvents: opts.SendInitialEvents, Bookmarks: opts.AllowWatchBookmarks,
+	})
+	if err != nil {
+		s.fail(w, req, err)
+		return
+	}
+	defer watcher.Stop()
+
+	gv := f.kind.gvr.GroupVersion()
+	embedded := s.codecs.EncoderForVersion(info.Serializer, gv)
+	envelope := s.codecs.EncoderForVersion(info.StreamSerializer.Serializer, gv)
+	mediaType := info.MediaType
+	if mediaType != runtime.ContentTypeJSON {
+		mediaType += ";stream=watch"
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	frames := info.StreamSerializer.Framer.NewFrameWriter(w)
+
+	var timeout <-chan time.Time
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		timer := time.NewTimer(time.Duration(*opts.TimeoutSeconds) * time.Second)
+		defer timer.Stop()
+		timeout = timer.C
+	}
+	for {
+		select {
+		case <-req.Context().Done():
+			return
+		case <-timeout:
+			return
+		case event, ok := <-watcher.ResultChan():
+			if !ok {
+				return
+			}
+			object, err := runtime.Encode(embedded, event.Object)
+			if err == nil {
+				err = envelope.Encode(&metav1.WatchEvent{Type: string(event.Type), Object: runtime.RawExtension{Raw: object}}, frames)
+			}
+			if err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+	}
+}
+
+// countingWriter counts the bytes sent to kube-proxy.
+type countingWriter struct {
+	http.ResponseWriter
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	bytesSent.Add(float64(n))
+	return n, err
+}
+
+func (c countingWriter) Flush() {
+	if flusher, ok := c.ResponseWriter.(http.Flusher); ok {
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,236 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
+	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
+	topologylisters "github.com/gridview/gridview/generated/listers/topology/v1alpha1"
+)
+
+// Upstream keeps a state current with the cluster: this node's NodeEndpoints
+// (only they cross the WAN, not the cluster's EndpointSlices), the Services,
+// this Node and the ServiceCIDRs. While the cluster cannot be reached, the
+// informers retry and the state stays as it was.
+type Upstream struct {
+	state  *State
+	kube   kubernetes.Interface
+	shared informers.SharedInformerFactory
+	node   informers.SharedInformerFactory
+	views  topologyinformers.SharedInformerFactory
+	synced []cache.InformerSynced
+
+	viewLister topologylisters.NodeEndpointsLister
+	// mu guards slicesOf: the slices each view was rendered into, to delete
+	// those a view no longer has.
+	mu       sync.Mutex
+	slicesOf map[types.NamespacedName][]types.NamespacedName
+}
+
+// NewUpstream watches the cluster behind config on behalf of node.
+func NewUpstream(config *rest.Config, node string, state *State) (*Upstream, error) {
+	config = rest.CopyConfig(config)
+	config.Wrap(countReceivedBytes)
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	gridview, err := versioned.NewForConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("creating the gridview client: %w", err)
+	}
+	u := &Upstream{
+		state: state, kube: kube,
+		shared: informers.NewSharedInformerFactory(kube, 0),
+		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = "metadata.name=" + node
+		})),
+		views: topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = "nodeName=" + node
+		})),
+		slicesOf: map[types.NamespacedName][]types.NamespacedName{},
+	}
+	mirror := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { state.Set(obj.(runtime.Object)) },
+		UpdateFunc: func(_, obj any) { state.Set(obj.(runtime.Object)) },
+		DeleteFunc: func(obj any) {
+			if object := unwrap(obj); object != nil {
+				state.Delete(kindOf(object), keyOf(object))
+			}
+		},
+	}
+	for _, informer := range []cache.SharedIndexInformer{
+		u.shared.Core().V1().Services().Informer(),
+		u.node.Core().V1().Nodes().Informer(),
+		u.shared.Networking().V1().ServiceCIDRs().Informer(),
+	} {
+		if err := u.handle(informer, mirror); err != nil {
+			return nil, err
+		}
+	}
+	views := u.views.Topology().V1alpha1().NodeEndpoints()
+	u.viewLister = views.Lister()
+	err = u.handle(views.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { u.setView(obj.(*topologyv1alpha1.NodeEndpoints)) },
+		UpdateFunc: func(_, obj any) { u.setView(obj.(*topologyv1alpha1.NodeEndpoints)) },
+		DeleteFunc: func(obj any) {
+			if view, ok := unwrap(obj).(*topologyv1alpha1.NodeEndpoints); ok {
+				u.deleteView(view)
+			}
+		},
+	})
+	return u, err
+}
+
+func (u *Upstream) handle(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
+	registration, err := informer.AddEventHandler(handler)
+	if err != nil {
+		return fmt.Errorf("watching upstream: %w", err)
+	}
+	u.synced = append(u.synced, registration.HasSynced)
+	return nil
+}
+
+// unwrap returns a deleted object, also when the informer missed its
+// deletion; nil when it is neither.
+func unwrap(obj any) runtime.Object {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	object, _ := obj.(runtime.Object)
+	return object
+}
+
+// setView serves a view as EndpointSlices and Endpoints, and stops serving
+// the slices it no longer has.
+func (u *Upstream) setView(view *topologyv1alpha1.NodeEndpoints) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+	rendered := renderSlices(view)
+	current := make([]types.NamespacedName, 0, len(rendered))
+	for _, slice := range rendered {
+		u.state.Set(slice)
+		current = append(current, keyOf(slice))
+	}
+	for _, old := range u.slicesOf[service] {
+		if !slices.Contains(current, old) {
+			u.state.Delete(endpointSlices, old)
+		}
+	}
+	u.slicesOf[service] = current
+	u.state.Set(renderEndpoints(view))
+}
+
+func (u *Upstream) deleteView(view *topologyv1alpha1.NodeEndpoints) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+	for _, slice := range u.slicesOf[service] {
+		u.state.Delete(endpointSlices, slice)
+	}
+	delete(u.slicesOf, service)
+	u.state.Delete(endpoints, service)
+}
+
+// Run reads the cluster until ctx ends. Once every informer has synced, the
+// state becomes exactly the cluster's: objects that went while the wrapper
+// was away or cut off are removed, and only the difference reaches kube-proxy.
+func (u *Upstream) Run(ctx context.Context) {
+	u.shared.Start(ctx.Done())
+	u.node.Start(ctx.Done())
+	u.views.Start(ctx.Done())
+	go u.probe(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
+		return
+	}
+	u.reconcile()
+	u.state.MarkSynced()
+	klog.InfoS("Serving the cluster's state")
+}
+
+func (u *Upstream) reconcile() {
+	everything := labels.Everything()
+	svcs, _ := u.shared.Core().V1().Services().Lister().List(everything)
+	u.state.Replace(services, asObjects(svcs))
+	nodeList, _ := u.node.Core().V1().Nodes().Lister().List(everything)
+	u.state.Replace(nodes, asObjects(nodeList))
+	cidrs, _ := u.shared.Networking().V1().ServiceCIDRs().Lister().List(everything)
+	u.state.Replace(serviceCIDRs, asObjects(cidrs))
+
+	views, _ := u.viewLister.List(everything)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var rendered, legacy []runtime.Object
+	u.slicesOf = map[types.NamespacedName][]types.NamespacedName{}
+	for _, view := range views {
+		service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+		for _, slice := range renderSlices(view) {
+			u.slicesOf[service] = append(u.slicesOf[service], keyOf(slice))
+			rendered = append(rendered, slice)
+		}
+		legacy = append(legacy, renderEndpoints(view))
+	}
+	u.state.Replace(endpointSlices, rendered)
+	u.state.Replace(endpoints, legacy)
+}
+
+func asObjects[T runtime.Object](items []T) []runtime.Object {
+	out := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		out = append(out, item)
+	}
+	return out
+}
+
+// probe tells the upstream_connected metric whether the cluster answers.
+func (u *Upstream) probe(ctx context.Context) {
+	ticker := time.NewTicker(5 * time.Second)
+	defer ticker.Stop()
+	for {
+		probeCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := u.kube.Discovery().RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+		cancel()
+		if err != nil {
+			upstreamConnected.Set(0)
+		} else {
+			upstreamConnected.Set(1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}

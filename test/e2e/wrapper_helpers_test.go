@@ -1,0 +1,189 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// wrapperListen is where gridview-wrapper serves kube-proxy inside a node's
+// namespace: loopback, as in production.
+const wrapperListen = "127.0.0.1:51006"
+
+// applyWrapperRBAC installs the wrapper's ClusterRole from the deploy
+// manifests, so that the test runs with exactly what they grant.
+func applyWrapperRBAC(t *testing.T) {
+	t.Helper()
+	rbac := filepath.Join("..", "..", "artifacts", "deploy", "wrapper", "rbac.yaml")
+	if err := localcluster.ApplyFile(context.Background(), cluster.AdminConfig, rbac, "e2e"); err != nil {
+		t.Fatalf("applying %s: %v", rbac, err)
+	}
+}
+
+// wrapper is a gridview-wrapper running in a node's namespace.
+type wrapper struct {
+	t        *testing.T
+	n        *localcluster.NodeNetns
+	args     []string
+	proc     *localcluster.Process
+	cacheDir string
+}
+
+// startWrapper runs gridview-wrapper for the node of n, reading the cluster
+// as a ServiceAccount of ns with the wrapper's ClusterRole, and waits until
+// it is ready.
+func startWrapper(t *testing.T, n *localcluster.NodeNetns, ns string) *wrapper {
+	t.Helper()
+	applyWrapperRBAC(t)
+	w := &wrapper{t: t, n: n, cacheDir: t.TempDir()}
+	w.args = []string{filepath.Join(binDir, "gridview-wrapper"),
+		"--kubeconfig", serviceAccountKubeconfig(t, ns, "gridview-wrapper", "gridview-wrapper"),
+		"--node-name", n.NodeName, "--listen", wrapperListen, "--cache-dir", w.cacheDir}
+	w.start()
+	// Before t.TempDir removes the cache directory under it.
+	t.Cleanup(func() { _ = w.proc.Stop() })
+	return w
+}
+
+func (w *wrapper) start() {
+	w.t.Helper()
+	proc, err := w.n.Start("gridview-wrapper", w.args...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.proc = proc
+	eventually(w.t, 20*time.Second, "gridview-wrapper ready on "+w.n.NodeName, func(ctx context.Context) error {
+		if err := proc.Exited(); err != nil {
+			return fmt.Errorf("%w (log: %s)", err, proc.LogFile)
+		}
+		_, err := w.get(ctx, "/readyz")
+		return err
+	})
+}
+
+// restart stops the wrapper and starts it again with the same cache.
+func (w *wrapper) restart() {
+	w.t.Helper()
+	if err := w.proc.Stop(); err != nil {
+		w.t.Fatalf("stopping gridview-wrapper: %v", err)
+	}
+	w.start()
+}
+
+// get reads a path of the wrapper from inside its namespace.
+func (w *wrapper) get(ctx context.Context, path string) (string, error) {
+	return w.n.Run(ctx, "curl", "--silent", "--show-error", "--fail", "--max-time", "5", "http://"+wrapperListen+path)
+}
+
+// metric reads one unlabelled metric of the wrapper.
+func (w *wrapper) metric(name string) float64 {
+	w.t.Helper()
+	body, err := w.get(context.Background(), "/metrics")
+	if err != nil {
+		w.t.Fatalf("reading the wrapper's metrics: %v", err)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if value, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				w.t.Fatalf("metric %s: %v", line, err)
+			}
+			return f
+		}
+	}
+	w.t.Fatalf("the wrapper has no metric %s", name)
+	return 0
+}
+
+// kubeconfig is what kube-proxy reads to reach the wrapper: plain HTTP on
+// loopback, no credentials, as the deploy manifests' ConfigMap has it.
+func (w *wrapper) kubeconfig() string {
+	w.t.Helper()
+	path := filepath.Join(w.t.TempDir(), "kube-proxy-via-gridview.kubeconfig")
+	config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: gridview-wrapper
+  cluster:
+    server: http://%s
+contexts:
+- name: gridview-wrapper
+  context:
+    cluster: gridview-wrapper
+current-context: gridview-wrapper
+`, wrapperListen)
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+	return path
+}
+
+// waitCached waits until the wrapper has saved its state.
+func (w *wrapper) waitCached() {
+	w.t.Helper()
+	eventually(w.t, 10*time.Second, "the wrapper's cache", func(context.Context) error {
+		_, err := os.Stat(filepath.Join(w.cacheDir, "state.json"))
+		return err
+	})
+}
+
+// cutOff takes the node's link to the cluster down, as a WAN outage would:
+// nothing passes either way (dropping the route alone would still let the
+// cluster's packets in). reconnect brings it back.
+func cutOff(t *testing.T, n *localcluster.NodeNetns) {
+	t.Helper()
+	inNetns(t, n, "ip", "link", "set", "dev", uplink(t, n), "down")
+}
+
+func reconnect(t *testing.T, n *localcluster.NodeNetns) {
+	t.Helper()
+	inNetns(t, n, "ip", "link", "set", "dev", uplink(t, n), "up")
+	inNetns(t, n, "ip", "route", "replace", "default", "via", n.HostIP.String())
+}
+
+// uplink is the namespace's one interface besides loopback.
+func uplink(t *testing.T, n *localcluster.NodeNetns) string {
+	t.Helper()
+	out := inNetns(t, n, "ip", "-o", "link", "show")
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && fields[1] != "lo:" {
+			name, _, _ := strings.Cut(strings.TrimSuffix(fields[1], ":"), "@")
+			return name
+		}
+	}
+	t.Fatalf("no uplink in %s:\n%s", n.Netns, out)
+	return ""
+}
+
+func inNetns(t *testing.T, n *localcluster.NodeNetns, argv ...string) string {
+	t.Helper()
+	out, err := n.Run(context.Background(), argv...)
+	if err != nil {
+		t.Fatalf("%s in %s: %v: %s", strings.Join(argv, " "), n.Netns, err, out)
+	}
+	return out
+}
