@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+)
+
+func testService(name, clusterIP string, labels map[string]string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, Labels: labels, ResourceVersion: "7"},
+		Spec:       corev1.ServiceSpec{ClusterIP: clusterIP},
+	}
+}
+
+// newTestServer serves a state holding two Services and a slice through
+// httptest, to clients as kube-proxy builds them: JSON or protobuf.
+func newTestServer(t *testing.T, contentType string) (*State, kubernetes.Interface) {
+	t.Helper()
+	state := NewState(100, []runtime.Object{
+		testService("echo", "10.96.0.10", nil),
+		testService("headless", "None", nil),
+		&discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
+		},
+	})
+	forwarded := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "forwarded", http.StatusTeapot) })
+	server := httptest.NewServer(NewServer(state, forwarded))
+	t.Cleanup(server.Close)
+	client, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{ContentType: contentType}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state, client
+}
+
+func TestClientsListAndWatchAsFromKubeAPIServer(t *testing.T) {
+	for _, contentType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeProtobuf} {
+		t.Run(contentType, func(t *testing.T) {
+			state, client := newTestServer(t, contentType)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+
+			// kube-proxy's own selector.
+			list, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{FieldSelector: "spec.clusterIP!=None"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != 1 || list.Items[0].Name != "echo" || list.ResourceVersion != "100" {
+				t.Fatalf("services = %+v", list)
+			}
+
+			w, err := client.DiscoveryV1().EndpointSlices("").Watch(ctx, metav1.ListOptions{
+				SendInitialEvents: ptr.To(true), ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true,
+				LabelSelector: "!service.kubernetes.io/headless",
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			expect := func(want watch.EventType) watch.Event {
+				t.Helper()
+				select {
+				case e := <-w.ResultChan():
+					if e.Type != want {
+						t.Fatalf("event %s %+v, want %s", e.Type, e.Object, want)
+					}
+					return e
+				case <-ctx.Done():
+					t.Fatalf("no %s event", want)
+				}
+				return watch.Event{}
+			}
+			expect(watch.Added)
+			end := expect(watch.Bookmark).Object.(*discoveryv1.EndpointSlice)
+			if end.Annotations[metav1.InitialEventsAnnotationKey] != "true" {
+				t.Errorf("the bookmark after the initial events is %+v", end.ObjectMeta)
+			}
+			state.Set(&discoveryv1.EndpointSlice{
+				ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo"}},
+				AddressType: discoveryv1.AddressTypeIPv4,
+			})
+			if got := expect(watch.Modified).Object.(*discoveryv1.EndpointSlice); len(got.Endpoints) != 0 || got.ResourceVersion != "101" {
+				t.Errorf("modified slice %+v", got)
+			}
+		})
+	}
+}
+
+func TestServerRefusesWhatItDoesNotServe(t *testing.T) {
+	_, client := newTestServer(t, runtime.ContentTypeJSON)
+	ctx := t.Context()
+	if _, err := client.CoreV1().Services("demo").Create(ctx, testService("new", "", nil), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("create a Service: %v, want 403", err)
+	}
+	if _, err := client.CoreV1().Secrets("demo").List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("list Secrets: %v, want 404", err)
+	}
+	if _, err := client.CoreV1().Services("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=x"}); !apierrors.IsBadRequest(err) {
+		t.Errorf("an unknown field selector: %v, want 400", err)
+	}
+	if _, err := client.CoreV1().Services("demo").Get(ctx, "missing", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("get a missing Service: %v, want 404", err)
+	}
+	if _, err := client.CoreV1().Services("").Watch(ctx, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Errorf("watch from a resourceVersion before the state: %v, want 410", err)
+	}
+	for _, timeout := range []string{"abc", "-1"} {
+		result := client.CoreV1().RESTClient().Get().Resource("services").Param("watch", "true").Param("timeoutSeconds", timeout).Do(ctx)
+		if err := result.Error(); !apierrors.IsBadRequest(err) {
+			t.Errorf("timeoutSeconds=%s: %v, want 400", timeout, err)
+		}
+	}
+	if _, err := client.Discovery().ServerVersion(); err == nil {
+		t.Error("discovery was not forwarded upstream")
+	}
+}

@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+func TestCacheRoundTripAndCorruption(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, ok := LoadCache(dir); ok {
+		t.Fatal("an empty directory loaded a state")
+	}
+	objects := []runtime.Object{testService("echo", "10.96.0.10", map[string]string{"app": "echo"}),
+		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}}
+	if err := SaveCache(dir, 42, objects); err != nil {
+		t.Fatal(err)
+	}
+	rv, loaded, ok := LoadCache(dir)
+	if !ok || rv != 42 || len(loaded) != 2 || !sameContent(loaded[0], objects[0]) || !sameContent(loaded[1], objects[1]) {
+		t.Fatalf("loaded %d %v %v", rv, loaded, ok)
+	}
+
+	path := filepath.Join(dir, cacheFile)
+	data, _ := os.ReadFile(path)
+	for name, corrupt := range map[string][]byte{
+		"torn":          data[:len(data)/2],
+		"altered":       append(append([]byte{}, data[:len(data)-3]...), 'X', '}', '}'),
+		"no checksum":   []byte(`{"resourceVersion":1}`),
+		"empty":         nil,
+		"wrong payload": []byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(path, corrupt, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok := LoadCache(dir); ok {
+				t.Error("a corrupt cache was loaded")
+			}
+		})
+	}
+}
+
+func TestStatePublishesOnlyChangedContent(t *testing.T) {
+	state := NewState(10, nil)
+	if state.Synced() {
+		t.Error("an empty state is synced")
+	}
+	state.Set(testService("echo", "10.96.0.10", nil))
+	again := testService("echo", "10.96.0.10", nil)
+	again.ResourceVersion = "8" // a re-list upstream: new resourceVersion, same content
+	state.Set(again)
+	if rv, _ := state.Snapshot(); rv != 11 {
+		t.Errorf("resourceVersion %d after one change and one re-read, want 11", rv)
+	}
+	state.Replace(services, []runtime.Object{testService("other", "10.96.0.11", nil)})
+	rv, objects := state.Snapshot()
+	if rv != 13 || len(objects) != 1 || objects[0].(*corev1.Service).Name != "other" {
+		t.Errorf("after Replace: %d %v, want echo gone and other added", rv, objects)
+	}
+}
+
+func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
+	view := &topologyv1alpha1.NodeEndpoints{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "edge-1.echo", Labels: map[string]string{"app": "echo"}},
+		ServiceName: "echo",
+		Slices: []topologyv1alpha1.NodeEndpointSlice{{
+			Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.0.0.1"}, NodeName: ptr.To("edge-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+				{Addresses: []string{"10.0.0.2"}, NodeName: ptr.To("edge-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}},
+			},
+		}, {Name: "echo-y", AddressType: discoveryv1.AddressTypeIPv6}},
+	}
+	slices := renderSlices(view)
+	if len(slices) != 2 {
+		t.Fatalf("%d slices, want both source slices", len(slices))
+	}
+	first := slices[0].(*discoveryv1.EndpointSlice)
+	if first.Name != "echo-x" || first.Namespace != "demo" || first.Labels[discoveryv1.LabelManagedBy] == "" || len(first.Endpoints) != 2 {
+		t.Errorf("slice %+v", first)
+	}
+	want := []corev1.EndpointSubset{{
+		Addresses:         []corev1.EndpointAddress{{IP: "10.0.0.1", NodeName: ptr.To("edge-1")}},
+		NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.0.0.2", NodeName: ptr.To("edge-2")}},
+		Ports:             []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP}},
+	}}
+	got := renderEndpoints(view)
+	if got.Name != "echo" || got.Labels["app"] != "echo" || !apiequality.Semantic.DeepEqual(got.Subsets, want) {
+		t.Errorf("endpoints %+v\nwant subsets %+v", got, want)
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	for _, tc := range []struct {
+		path      string
+		kind      *kind
+		namespace string
+		name      string
+	}{
+		{path: "/api/v1/services", kind: services},
+		{path: "/api/v1/namespaces/demo/endpoints/echo", kind: endpoints, namespace: "demo", name: "echo"},
+		{path: "/apis/discovery.k8s.io/v1/endpointslices", kind: endpointSlices},
+		{path: "/api/v1/nodes/edge-1", kind: nodes, name: "edge-1"},
+		{path: "/apis/networking.k8s.io/v1/servicecidrs", kind: serviceCIDRs},
+		{path: "/api/v1/namespaces/demo/nodes"},
+		{path: "/api/v1/secrets"},
+		{path: "/apis/discovery.k8s.io/v1beta1/endpointslices"},
+		{path: "/api/v1/services/a/b"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			r, ok := parseRoute(tc.path)
+			if ok != (tc.kind != nil) || ok && (r.kind != tc.kind || r.namespace != tc.namespace || r.name != tc.name) {
+				t.Errorf("parseRoute = %+v, %v", r, ok)
+			}
+		})
+	}
+}
