@@ -19,8 +19,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // A real kube-proxy reading through gridview-wrapper programs only what its
@@ -36,6 +43,20 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.2"})
 	expectProgrammed(t, n, proc, s.ns, "plain", 80, []string{"10.2.0.1", "10.2.0.3"})
 	expectProgrammed(t, n, proc, s.ns, "ordered", 80, []string{"10.3.0.3", "10.3.0.4"})
+
+	// kube-proxy's Events reach the cluster through the wrapper.
+	eventually(t, 20*time.Second, "kube-proxy's Event about "+n.NodeName, func(ctx context.Context) error {
+		events, err := kubeClient.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + n.NodeName})
+		if err != nil {
+			return err
+		}
+		for _, event := range events.Items {
+			if event.ReportingController == "kube-proxy" || event.Source.Component == "kube-proxy" {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d events", len(events.Items))
+	})
 
 	// a1 moves to unit b, taking its own endpoint along.
 	start := time.Now()
@@ -74,4 +95,87 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.5"})
 	s.writeSlice(t, "grid", map[string]string{"10.1.0.6": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.5", "10.1.0.6"})
+}
+
+// During a churn of endpoints in unit b, which a1's view does not hold, the
+// wrapper of a1 receives next to nothing, while an unpruned EndpointSlice
+// watch, what kube-proxy reads without gridview, receives every change.
+func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
+	s := newSite(t)
+	n := nodeNetns(t, s.node("a1"))
+	w := startWrapper(t, n, s.ns)
+
+	var unpruned atomic.Int64
+	config := rest.CopyConfig(cluster.AdminConfig)
+	config.Wrap(func(next http.RoundTripper) http.RoundTripper { return countingTransport{next: next, bytes: &unpruned} })
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list, err := client.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	watcher, err := client.DiscoveryV1().EndpointSlices("").Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	events := make(chan struct{}, 100)
+	go func() {
+		for range watcher.ResultChan() {
+			events <- struct{}{}
+		}
+	}()
+
+	unpruned.Store(0)
+	before := w.metric("gridview_wrapper_upstream_received_bytes_total")
+	if before == 0 {
+		t.Fatal("the wrapper counted no byte of its initial lists: the metric does not measure")
+	}
+	const changes = 20
+	for i := range changes {
+		s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", fmt.Sprintf("10.1.2.%d", i): "b1"})
+	}
+	for range changes {
+		select {
+		case <-events:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the unpruned watch missed changes")
+		}
+	}
+	time.Sleep(2 * time.Second) // what the wrapper would receive has arrived
+	wrapperBytes := w.metric("gridview_wrapper_upstream_received_bytes_total") - before
+	ratio := wrapperBytes / float64(unpruned.Load())
+	t.Logf("%d endpoint changes in unit b: wrapper of a1 received %.0f bytes upstream, an unpruned EndpointSlice watch %d bytes: ratio %.3f",
+		changes, wrapperBytes, unpruned.Load(), ratio)
+	if ratio > 0.2 {
+		t.Errorf("the wrapper received %.0f bytes for changes its node does not route to, %.2f of an unpruned watch's", wrapperBytes, ratio)
+	}
+}
+
+// countingTransport counts the bytes of response bodies.
+type countingTransport struct {
+	next  http.RoundTripper
+	bytes *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = countingBody{ReadCloser: resp.Body, bytes: c.bytes}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	bytes *atomic.Int64
+}
+
+func (b countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.bytes.Add(int64(n))
+	return n, err
 }
