@@ -37,8 +37,13 @@ import (
 	"github.com/gridview/gridview/test/localcluster"
 )
 
-// fieldManager owns the example objects, so re-applying them is harmless.
-const fieldManager = "gridview-local-up"
+const (
+	// fieldManager owns the example objects, so re-applying them is harmless.
+	fieldManager = "gridview-local-up"
+	// The demo's wrapper serves what kube-proxy on edge-1 would read.
+	demoNode      = "edge-1"
+	wrapperListen = "127.0.0.1:51006"
+)
 
 func main() {
 	klog.InitFlags(nil)
@@ -116,6 +121,11 @@ func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir s
 		klog.InfoS("Applied example", "file", displayPath(example))
 	}
 
+	if _, err := cluster.StartWrapper(ctx, demoNode, wrapperListen, filepath.Join(outputDir, "wrapper-cache")); err != nil {
+		return err
+	}
+	klog.InfoS("Started gridview-wrapper", "node", demoNode, "listen", wrapperListen)
+
 	printInstructions(displayPath(kubeconfig), displayPath(cluster.LogDir))
 	return nil
 }
@@ -139,7 +149,17 @@ func printInstructions(kubeconfig, logDir string) {
 		fmt.Printf("  KUBECONFIG=%s %s\n", kubeconfig, command)
 	}
 	fmt.Println()
-	fmt.Printf("Logs: %s/{etcd,kube-apiserver,gridview-apiserver}.log\n", logDir)
+	fmt.Printf("gridview-wrapper serves what kube-proxy on %s reads, at http://%s:\n", demoNode, wrapperListen)
+	for _, command := range []string{
+		"get endpointslices -A",
+		"get endpoints -n demo",
+		"get endpointslices -n demo -w",
+	} {
+		fmt.Printf("  kubectl --server http://%s %s\n", wrapperListen, command)
+	}
+	fmt.Printf("  curl -s http://%s/metrics | grep ^gridview_wrapper\n", wrapperListen)
+	fmt.Println()
+	fmt.Printf("Logs: %s/{etcd,kube-apiserver,gridview-apiserver,gridview-wrapper}.log\n", logDir)
 	fmt.Println()
 	fmt.Println("gridview is ready; press Ctrl-C to stop and clean up.")
 }

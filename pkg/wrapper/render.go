@@ -32,7 +32,7 @@ func renderSlices(view *topologyv1alpha1.NodeEndpoints) []runtime.Object {
 	out := make([]runtime.Object, 0, len(view.Slices))
 	for _, slice := range view.Slices {
 		out = append(out, &discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: view.Namespace, Name: slice.Name, Labels: slice.Labels},
+			ObjectMeta:  metav1.ObjectMeta{Namespace: view.Namespace, Name: slice.Name, Labels: slice.Labels, CreationTimestamp: view.CreationTimestamp},
 			AddressType: slice.AddressType,
 			Ports:       slice.Ports,
 			Endpoints:   slice.Endpoints,
@@ -46,7 +46,7 @@ func renderSlices(view *topologyv1alpha1.NodeEndpoints) []runtime.Object {
 // not-ready addresses, as the endpoints controller writes them.
 func renderEndpoints(view *topologyv1alpha1.NodeEndpoints) *corev1.Endpoints {
 	out := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Namespace: view.Namespace, Name: view.ServiceName, Labels: view.Labels},
+		ObjectMeta: metav1.ObjectMeta{Namespace: view.Namespace, Name: view.ServiceName, Labels: view.Labels, CreationTimestamp: view.CreationTimestamp},
 	}
 	for _, slice := range view.Slices {
 		if len(slice.Endpoints) == 0 {

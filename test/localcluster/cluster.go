@@ -63,6 +63,7 @@ type Cluster struct {
 	etcd          *Process
 	kubeAPIServer *Process
 	gridview      *Process
+	wrapper       *Process     // on the host, for make run's demo
 	nodes         []*NodeNetns // not yet deleted
 }
 
@@ -164,7 +165,7 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) stop() error {
 	c.mu.Lock()
 	c.stopped = true
-	procs := []*Process{c.gridview, c.kubeAPIServer, c.etcd}
+	procs := []*Process{c.wrapper, c.gridview, c.kubeAPIServer, c.etcd}
 	nodes := slices.Clone(c.nodes)
 	c.mu.Unlock()
 

@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// StartWrapper runs gridview-wrapper on the host for node, serving on listen
+// (such as 127.0.0.1:51006) and reading the cluster as its admin, and waits
+// until it is ready. Stop stops it. Tests that need kube-proxy run the
+// wrapper in a node's namespace instead (NodeNetns.Start).
+func (c *Cluster) StartWrapper(ctx context.Context, node, listen, cacheDir string) (*Process, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return nil, errors.New("starting gridview-wrapper: the cluster is stopping")
+	}
+	if c.wrapper != nil {
+		return nil, errors.New("gridview-wrapper already runs on the host")
+	}
+	proc, err := startProcess("gridview-wrapper", c.opts.LogDir, []string{filepath.Join(c.opts.BinDir, "gridview-wrapper"),
+		"--kubeconfig", c.AdminKubeconfig, "--node-name", node, "--listen", listen, "--cache-dir", cacheDir})
+	if err != nil {
+		return nil, err
+	}
+	c.wrapper = proc
+	readyz := "http://" + listen + "/readyz"
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := proc.Exited(); err != nil {
+			return false, err
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gridview-wrapper not ready at %s (log: %s): %w", readyz, proc.LogFile, err)
+	}
+	return proc, nil
+}
