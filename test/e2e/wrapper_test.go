@@ -91,8 +91,14 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 	w.restart()
 	expectStillProgrammed(t, 5*time.Second, n, proc, s.ns, "grid", 80, before)
 
+	sentBefore := w.metric("gridview_wrapper_watch_events_sent_total")
 	reconnect(t, n)
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.5"})
+	// The re-list after the outage reaches kube-proxy as the one slice that
+	// changed, not as a re-sync of everything.
+	if sent := w.metric("gridview_wrapper_watch_events_sent_total") - sentBefore; sent > 2 {
+		t.Errorf("the wrapper sent kube-proxy %v events when the link returned, want only the changed slice", sent)
+	}
 	s.writeSlice(t, "grid", map[string]string{"10.1.0.6": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.5", "10.1.0.6"})
 }
