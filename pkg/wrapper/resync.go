@@ -1,0 +1,99 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// Run reads the cluster until ctx ends. Once every informer has synced, the
+// state becomes exactly the cluster's: objects that went while the wrapper
+// was away or cut off are removed, and only the difference reaches kube-proxy.
+func (u *Upstream) Run(ctx context.Context) {
+	u.shared.Start(ctx.Done())
+	u.node.Start(ctx.Done())
+	u.views.Start(ctx.Done())
+	go u.probe(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
+		return
+	}
+	u.reconcile()
+	u.state.MarkSynced()
+	klog.InfoS("Serving the cluster's state")
+}
+
+func (u *Upstream) reconcile() {
+	everything := labels.Everything()
+	svcs, _ := u.shared.Core().V1().Services().Lister().List(everything)
+	u.state.Replace(services, asObjects(svcs))
+	nodeList, _ := u.node.Core().V1().Nodes().Lister().List(everything)
+	u.state.Replace(nodes, asObjects(nodeList))
+	cidrs, _ := u.shared.Networking().V1().ServiceCIDRs().Lister().List(everything)
+	u.state.Replace(serviceCIDRs, asObjects(cidrs))
+
+	views, _ := u.viewLister.List(everything)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var rendered, legacy []runtime.Object
+	u.slicesOf = map[types.NamespacedName][]types.NamespacedName{}
+	for _, view := range views {
+		service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+		for _, slice := range renderSlices(view) {
+			u.slicesOf[service] = append(u.slicesOf[service], keyOf(slice))
+			rendered = append(rendered, slice)
+		}
+		legacy = append(legacy, renderEndpoints(view))
+	}
+	u.state.Replace(endpointSlices, rendered)
+	u.state.Replace(endpoints, legacy)
+}
+
+func asObjects[T runtime.Object](items []T) []runtime.Object {
+	out := make([]runtime.Object, 0, len(items))
+	for _, item := range items {
+		out = append(out, item)
+	}
+	return out
+}
+
+// probe tells the upstream_connected metric whether the cluster answers.
+func (u *Upstream) probe(ctx context.Context) {
+	ticker := time.NewTicker(5 * time.Second)
+	defer ticker.Stop()
+	for {
+		probeCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := u.kube.Discovery().RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+		cancel()
+		if err != nil {
+			upstreamConnected.Set(0)
+		} else {
+			upstreamConnected.Set(1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
