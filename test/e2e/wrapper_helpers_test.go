@@ -33,8 +33,8 @@ import (
 // namespace: loopback, as in production.
 const wrapperListen = "127.0.0.1:51006"
 
-// applyWrapperRBAC installs the wrapper's ClusterRole from the deploy
-// manifests, so that the test runs with exactly what they grant.
+// applyWrapperRBAC installs what the wrapper's deploy manifests grant nodes,
+// so that the tests run with exactly that.
 func applyWrapperRBAC(t *testing.T) {
 	t.Helper()
 	rbac := filepath.Join("..", "..", "artifacts", "deploy", "wrapper", "rbac.yaml")
@@ -52,15 +52,25 @@ type wrapper struct {
 	cacheDir string
 }
 
-// startWrapper runs gridview-wrapper for the node of n, reading the cluster
-// as a ServiceAccount of ns with the wrapper's ClusterRole, and waits until
-// it is ready.
-func startWrapper(t *testing.T, n *localcluster.NodeNetns, ns string) *wrapper {
+// startWrapper runs gridview-wrapper for the node of n with the node's own
+// identity, a client certificate as kubelet's (CN=system:node:<node>,
+// O=system:nodes), and the deploy manifests' RBAC, as the DaemonSet runs it;
+// it waits until the wrapper is ready.
+func startWrapper(t *testing.T, n *localcluster.NodeNetns) *wrapper {
 	t.Helper()
 	applyWrapperRBAC(t)
+	kubeconfig := filepath.Join(t.TempDir(), "node.kubeconfig")
+	if err := cluster.WriteClientCertKubeconfig(kubeconfig, "system:node:"+n.NodeName, "system:nodes"); err != nil {
+		t.Fatal(err)
+	}
+	return startWrapperWith(t, n, kubeconfig)
+}
+
+func startWrapperWith(t *testing.T, n *localcluster.NodeNetns, kubeconfig string) *wrapper {
+	t.Helper()
 	w := &wrapper{t: t, n: n, cacheDir: t.TempDir()}
 	w.args = []string{filepath.Join(binDir, "gridview-wrapper"),
-		"--kubeconfig", serviceAccountKubeconfig(t, ns, "gridview-wrapper", "gridview-wrapper"),
+		"--kubeconfig", kubeconfig,
 		"--node-name", n.NodeName, "--listen", wrapperListen, "--cache-dir", w.cacheDir}
 	w.start()
 	// Before t.TempDir removes the cache directory under it.

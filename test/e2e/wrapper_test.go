@@ -37,7 +37,7 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	// ordered ("unit,*") gets endpoints in unit b only: a1 falls back to "*".
 	s.writeSlice(t, "ordered", map[string]string{"10.3.0.3": "b1", "10.3.0.4": "b1"})
 	n := nodeNetns(t, s.node("a1"))
-	w := startWrapper(t, n, s.ns)
+	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.2"})
@@ -71,7 +71,7 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 	s := newSite(t)
 	n := nodeNetns(t, s.node("a1"))
-	w := startWrapper(t, n, s.ns)
+	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 	before := []string{"10.1.0.1", "10.1.0.2"}
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
@@ -109,7 +109,7 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
 	s := newSite(t)
 	n := nodeNetns(t, s.node("a1"))
-	w := startWrapper(t, n, s.ns)
+	w := startWrapper(t, n)
 
 	var unpruned atomic.Int64
 	config := rest.CopyConfig(cluster.AdminConfig)

@@ -17,6 +17,8 @@ limitations under the License.
 package localcluster
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,6 +66,24 @@ func (c *Cluster) writeAdminKubeconfig() error {
 // cluster's kube-apiserver with a bearer token, e.g. a ServiceAccount's.
 func (c *Cluster) WriteTokenKubeconfig(path, user, token string) error {
 	return c.writeKubeconfig(path, user, &clientcmdapi.AuthInfo{Token: token})
+}
+
+// WriteClientCertKubeconfig writes a kubeconfig that authenticates with a
+// client certificate of the cluster CA for commonName in organizations, as
+// kubelet's does for a node (CN=system:node:<name>, O=system:nodes).
+func (c *Cluster) WriteClientCertKubeconfig(path, commonName string, organizations ...string) error {
+	der, key, err := c.pki.clusterCA.sign(certSpec{commonName: commonName, organizations: organizations})
+	if err != nil {
+		return err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("encoding the key of %s: %w", commonName, err)
+	}
+	return c.writeKubeconfig(path, commonName, &clientcmdapi.AuthInfo{
+		ClientCertificateData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		ClientKeyData:         pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	})
 }
 
 func (c *Cluster) writeKubeconfig(path, user string, auth *clientcmdapi.AuthInfo) error {

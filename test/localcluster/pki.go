@@ -38,6 +38,9 @@ const (
 
 // pki holds the paths of every certificate and key a run needs.
 type pki struct {
+	// clusterCA issues client certificates for tests, such as a node's.
+	clusterCA *authority
+
 	CACert, CAKey               string // cluster CA: kube-apiserver serving and client certs
 	APIServerCert, APIServerKey string
 	AdminCert, AdminKey         string // CN=admin, O=system:masters
@@ -78,13 +81,13 @@ func generatePKI(dir string, hostIP, nsIP netip.Addr) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", dir, err)
 	}
-	p := &pki{}
 	path := func(name string) string { return filepath.Join(dir, name) }
 
 	clusterCA, err := newAuthority("gridview-local-ca")
 	if err != nil {
 		return nil, err
 	}
+	p := &pki{clusterCA: clusterCA}
 	frontProxyCA, err := newAuthority("gridview-local-front-proxy-ca")
 	if err != nil {
 		return nil, err

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -45,6 +46,7 @@ import (
 	generatedopenapi "github.com/gridview/gridview/generated/openapi"
 	"github.com/gridview/gridview/pkg/apiserver"
 	"github.com/gridview/gridview/pkg/embeddedetcd"
+	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
 )
 
 const etcdPathPrefix = "/registry/topology.gridview.io"
@@ -150,6 +152,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, err
 	}
+	// Nodes read their own views only, whatever the cluster's RBAC says;
+	// everyone else is authorized by the cluster.
+	authz, err := union.New(
+		union.NamedAuthorizer{AuthorizerName: "gridview-node-views", Authorizer: nodeendpoints.NewNodeAuthorizer()},
+		union.NamedAuthorizer{AuthorizerName: "cluster", Authorizer: cfg.Authorization.Authorizer})
+	if err != nil {
+		return nil, fmt.Errorf("composing the authorizers: %w", err)
+	}
+	cfg.Authorization.Authorizer = authz
 	return &apiserver.Config{GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace}, nil
 }
 
