@@ -1,0 +1,45 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options func(*Options)
+		want    string
+	}{
+		{name: "defaults with a node", options: func(*Options) {}},
+		{name: "no node", options: func(o *Options) { o.NodeName = "" }, want: "--node-name is required"},
+		{name: "listen without a port", options: func(o *Options) { o.Listen = "127.0.0.1" }, want: "--listen"},
+		{name: "cache dir under a file", options: func(o *Options) { o.CacheDir = "/dev/null/cache" }, want: "--cache-dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			o.NodeName, o.CacheDir = "edge-1", t.TempDir()
+			tc.options(o)
+			err := o.Validate()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Validate() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
