@@ -91,8 +91,20 @@ func (s site) relabel(t *testing.T, node, unit string) {
 	}
 }
 
-// writeSlice creates or replaces the one EndpointSlice of a Service.
+// writeSlice creates or replaces the one EndpointSlice of a Service, with
+// endpoints by address on the site's nodes.
 func (s site) writeSlice(t *testing.T, service string, endpoints map[string]string) {
+	t.Helper()
+	onNodes := map[string]string{}
+	for address, node := range endpoints {
+		onNodes[address] = s.node(node)
+	}
+	writeEndpointSlice(t, s.ns, service, onNodes)
+}
+
+// writeEndpointSlice creates or replaces the one EndpointSlice of a Service
+// in ns, with ready endpoints by address on nodes.
+func writeEndpointSlice(t *testing.T, ns, service string, endpoints map[string]string) {
 	t.Helper()
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: service + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: service}},
@@ -101,12 +113,12 @@ func (s site) writeSlice(t *testing.T, service string, endpoints map[string]stri
 	}
 	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
 		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{address}, NodeName: ptr.To(s.node(endpoints[address])),
+			Addresses: []string{address}, NodeName: ptr.To(endpoints[address]),
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
 		})
 	}
 	ctx := context.Background()
-	client := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	client := kubeClient.DiscoveryV1().EndpointSlices(ns)
 	if _, err := client.Create(ctx, slice, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		current, getErr := client.Get(ctx, slice.Name, metav1.GetOptions{})
 		if getErr != nil {
