@@ -52,6 +52,10 @@ var (
 		Subsystem: subsystem, Name: "upstream_received_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses received from the upstream API server.",
 	})
+	localEndpointsInvalid = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "local_endpoint_invalid_total", StabilityLevel: metrics.ALPHA,
+		Help: "Distinct bad values of the superedge.io/local-endpoint and local-port annotations, ignored.",
+	})
 	bytesSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "sent_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses sent to kube-proxy.",
@@ -63,7 +67,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid)
 	})
 }
 

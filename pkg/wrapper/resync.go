@@ -34,10 +34,12 @@ func (u *Upstream) Run(ctx context.Context) {
 	u.shared.Start(ctx.Done())
 	u.node.Start(ctx.Done())
 	u.views.Start(ctx.Done())
+	u.apiServer.Start(ctx.Done())
 	go u.probe(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
 		return
 	}
+	u.refreshLocalEndpoint()
 	u.reconcile()
 	u.state.MarkSynced()
 	klog.InfoS("Serving the cluster's state")
@@ -58,6 +60,7 @@ func (u *Upstream) reconcile() {
 	var rendered, legacy []runtime.Object
 	u.slicesOf = map[types.NamespacedName][]types.NamespacedName{}
 	for _, view := range views {
+		view = u.local.serve(view)
 		service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
 		for _, slice := range renderSlices(view) {
 			u.slicesOf[service] = append(u.slicesOf[service], keyOf(slice))

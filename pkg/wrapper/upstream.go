@@ -48,14 +48,21 @@ type Upstream struct {
 	synced []cache.InformerSynced
 
 	viewLister topologylisters.NodeEndpointsLister
-	// mu guards slicesOf: the slices each view was rendered into, to delete
-	// those a view no longer has.
+	// apiServer reads the annotations of default/kubernetes's Endpoints and
+	// EndpointSlice that name an edge-local API server.
+	apiServer informers.SharedInformerFactory
+
+	// mu guards what follows: the slices each view was rendered into, to
+	// delete those a view no longer has, and the local endpoint.
 	mu       sync.Mutex
 	slicesOf map[types.NamespacedName][]types.NamespacedName
+	local    localEndpoints
 }
 
-// NewUpstream watches the cluster behind config on behalf of node.
-func NewUpstream(config *rest.Config, node string, state *State) (*Upstream, error) {
+// NewUpstream watches the cluster behind config on behalf of node. A local
+// endpoint given replaces the endpoints of default/kubernetes whatever the
+// annotations say.
+func NewUpstream(config *rest.Config, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
 	config = rest.CopyConfig(config)
 	config.Wrap(countReceivedBytes)
 	kube, err := kubernetes.NewForConfig(config)
@@ -75,7 +82,10 @@ func NewUpstream(config *rest.Config, node string, state *State) (*Upstream, err
 		views: topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = "nodeName=" + node
 		})),
+		apiServer: informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(kubernetesService.Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + kubernetesService.Name })),
 		slicesOf: map[types.NamespacedName][]types.NamespacedName{},
+		local:    localEndpoints{flag: local, warned: map[string]bool{}},
 	}
 	mirror := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { state.Set(obj.(runtime.Object)) },
@@ -92,6 +102,16 @@ func NewUpstream(config *rest.Config, node string, state *State) (*Upstream, err
 		u.shared.Networking().V1().ServiceCIDRs().Informer(),
 	} {
 		if err := u.handle(informer, mirror); err != nil {
+			return nil, err
+		}
+	}
+	refresh := func(any) { u.refreshLocalEndpoint() }
+	annotated := cache.ResourceEventHandlerFuncs{AddFunc: refresh, UpdateFunc: func(_, obj any) { refresh(obj) }, DeleteFunc: refresh}
+	for _, informer := range []cache.SharedIndexInformer{
+		u.apiServer.Core().V1().Endpoints().Informer(),
+		u.apiServer.Discovery().V1().EndpointSlices().Informer(),
+	} {
+		if err := u.handle(informer, annotated); err != nil {
 			return nil, err
 		}
 	}
@@ -133,6 +153,11 @@ func unwrap(obj any) runtime.Object {
 func (u *Upstream) setView(view *topologyv1alpha1.NodeEndpoints) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.setViewLocked(view)
+}
+
+func (u *Upstream) setViewLocked(view *topologyv1alpha1.NodeEndpoints) {
+	view = u.local.serve(view)
 	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
 	rendered := renderSlices(view)
 	current := make([]types.NamespacedName, 0, len(rendered))
@@ -153,6 +178,9 @@ func (u *Upstream) deleteView(view *topologyv1alpha1.NodeEndpoints) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+	if service == kubernetesService {
+		u.local.view = nil
+	}
 	for _, slice := range u.slicesOf[service] {
 		u.state.Delete(endpointSlices, slice)
 	}

@@ -39,6 +39,9 @@ its last state on disk and keeps serving it through WAN outages and its own rest
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.ApplyLogging(); err != nil {
+				return err
+			}
 			if err := o.Validate(); err != nil {
 				return err
 			}

@@ -46,7 +46,12 @@ type Options struct {
 	NodeName   string
 	Listen     string
 	CacheDir   string
-	Logs       *logsapi.LoggingConfiguration
+	// KubernetesEndpoint, <ip>:<port>, replaces the endpoints of
+	// default/kubernetes; it wins over SuperEdge's annotations.
+	KubernetesEndpoint string
+	Logs               *logsapi.LoggingConfiguration
+
+	localEndpoint *wrapper.LocalEndpoint
 }
 
 // NewOptions returns the defaults.
@@ -60,6 +65,13 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of the Node this wrapper serves kube-proxy for (required).")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "Address kube-proxy reaches the wrapper at, plain HTTP: keep it on loopback.")
 	fs.StringVar(&o.CacheDir, "cache-dir", o.CacheDir, "Directory where the last state is kept, to serve kube-proxy through WAN outages and restarts.")
+	fs.StringVar(&o.KubernetesEndpoint, "kubernetes-endpoint", o.KubernetesEndpoint,
+		"<ip>:<port> of an edge-local API server that replaces, for this node's kube-proxy, the endpoints of the default/kubernetes Service; "+
+			"wins over the "+wrapper.AnnotationLocalEndpoint+" and "+wrapper.AnnotationLocalPort+" annotations.")
+	// SuperEdge's application-grid-wrapper names, so that its DaemonSets work
+	// with only the image changed.
+	fs.StringVar(&o.NodeName, "hostname", o.NodeName, "Alias of --node-name (SuperEdge's name).")
+	fs.StringVar(&o.Listen, "bind-address", o.Listen, "Alias of --listen (SuperEdge's name).")
 	logsapi.AddFlags(o.Logs, fs)
 }
 
@@ -72,13 +84,22 @@ func (o *Options) Validate() error {
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		errs = append(errs, fmt.Errorf("--listen %q: %w", o.Listen, err))
 	}
+	if o.KubernetesEndpoint != "" {
+		local, err := wrapper.ParseLocalEndpoint(o.KubernetesEndpoint)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--kubernetes-endpoint: %w", err))
+		}
+		o.localEndpoint = &local
+	}
 	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
 		errs = append(errs, fmt.Errorf("--cache-dir: %w", err))
 	}
-	if err := logsapi.ValidateAndApply(o.Logs, loggingFeatures()); err != nil {
-		errs = append(errs, err)
-	}
 	return errors.Join(errs...)
+}
+
+// ApplyLogging configures the process's logging; once per process.
+func (o *Options) ApplyLogging() error {
+	return logsapi.ValidateAndApply(o.Logs, loggingFeatures())
 }
 
 // loggingFeatures holds the logging feature gates only: the wrapper has no
@@ -117,7 +138,7 @@ func (o *Options) Run(ctx context.Context) error {
 	state := wrapper.NewState(rv, objects)
 	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects))
 
-	upstream, err := wrapper.NewUpstream(config, o.NodeName, state)
+	upstream, err := wrapper.NewUpstream(config, o.NodeName, state, o.localEndpoint)
 	if err != nil {
 		return err
 	}

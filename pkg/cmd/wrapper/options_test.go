@@ -19,6 +19,8 @@ package wrapper
 import (
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestValidate(t *testing.T) {
@@ -31,6 +33,8 @@ func TestValidate(t *testing.T) {
 		{name: "no node", options: func(o *Options) { o.NodeName = "" }, want: "--node-name is required"},
 		{name: "listen without a port", options: func(o *Options) { o.Listen = "127.0.0.1" }, want: "--listen"},
 		{name: "cache dir under a file", options: func(o *Options) { o.CacheDir = "/dev/null/cache" }, want: "--cache-dir"},
+		{name: "local endpoint", options: func(o *Options) { o.KubernetesEndpoint = "[fd00::2]:6443" }},
+		{name: "bad local endpoint", options: func(o *Options) { o.KubernetesEndpoint = "lite-apiserver:6443" }, want: "--kubernetes-endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := NewOptions()
@@ -41,5 +45,18 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// SuperEdge's flag names set ours, so its DaemonSets work unchanged.
+func TestSuperEdgeFlagAliases(t *testing.T) {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("gridview-wrapper", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--hostname=edge-7", "--bind-address=127.0.0.1:51007"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.NodeName != "edge-7" || o.Listen != "127.0.0.1:51007" {
+		t.Errorf("node %q, listen %q", o.NodeName, o.Listen)
 	}
 }

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-base/metrics/testutil"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+func TestLocalEndpointAnnotations(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		want        string // the address, or the error's text
+		wantSet     bool
+	}{
+		{name: "none", annotations: map[string]string{"other": "x"}},
+		{name: "IPv4", annotations: map[string]string{AnnotationLocalEndpoint: "169.254.0.2", AnnotationLocalPort: "51003"}, want: "169.254.0.2:51003", wantSet: true},
+		{name: "IPv6", annotations: map[string]string{AnnotationLocalEndpoint: "fd00::2", AnnotationLocalPort: "443"}, want: "[fd00::2]:443", wantSet: true},
+		{name: "IPv4 in IPv6", annotations: map[string]string{AnnotationLocalEndpoint: "::ffff:10.0.0.1", AnnotationLocalPort: "443"}, want: "10.0.0.1:443", wantSet: true},
+		{name: "unparseable IP", annotations: map[string]string{AnnotationLocalEndpoint: "lite-apiserver", AnnotationLocalPort: "443"}, want: "not an IP address", wantSet: true},
+		{name: "IP with a zone", annotations: map[string]string{AnnotationLocalEndpoint: "fe80::1%eth0", AnnotationLocalPort: "443"}, want: "not an IP address", wantSet: true},
+		{name: "port 0", annotations: map[string]string{AnnotationLocalEndpoint: "10.0.0.1", AnnotationLocalPort: "0"}, want: "from 1 to 65535", wantSet: true},
+		{name: "port 65536", annotations: map[string]string{AnnotationLocalEndpoint: "10.0.0.1", AnnotationLocalPort: "65536"}, want: "from 1 to 65535", wantSet: true},
+		{name: "negative port", annotations: map[string]string{AnnotationLocalEndpoint: "10.0.0.1", AnnotationLocalPort: "-1"}, want: "from 1 to 65535", wantSet: true},
+		{name: "port not a number", annotations: map[string]string{AnnotationLocalEndpoint: "10.0.0.1", AnnotationLocalPort: "https"}, want: "from 1 to 65535", wantSet: true},
+		{name: "no port", annotations: map[string]string{AnnotationLocalEndpoint: "10.0.0.1"}, want: AnnotationLocalPort + " is missing", wantSet: true},
+		{name: "no IP", annotations: map[string]string{AnnotationLocalPort: "443"}, want: AnnotationLocalEndpoint + " is missing", wantSet: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			local, set, err := localEndpointOf(tc.annotations)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else if set {
+				got = local.Addr.String()
+			}
+			if set != tc.wantSet || !strings.Contains(got, tc.want) || (tc.want == "") != (got == "") {
+				t.Errorf("localEndpointOf = %q, set %v; want %q, set %v", got, set, tc.want, tc.wantSet)
+			}
+		})
+	}
+}
+
+func TestParseLocalEndpointFlag(t *testing.T) {
+	for value, wantErr := range map[string]bool{
+		"10.0.0.1:6443": false, "[fd00::1]:6443": false,
+		"10.0.0.1": true, "fd00::1:6443": true, "host:6443": true, "10.0.0.1:0": true, ":6443": true,
+	} {
+		if _, err := ParseLocalEndpoint(value); (err != nil) != wantErr {
+			t.Errorf("ParseLocalEndpoint(%q) = %v, want an error: %v", value, err, wantErr)
+		}
+	}
+}
+
+func TestWithLocalEndpointKeepsTheSliceIdentity(t *testing.T) {
+	view := &topologyv1alpha1.NodeEndpoints{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: "edge-1.kubernetes"},
+		ServiceName: "kubernetes",
+		Slices: []topologyv1alpha1.NodeEndpointSlice{{Name: "kubernetes", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"},
+			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.250.0.1"}}}}},
+	}
+	local, _ := ParseLocalEndpoint("[fd00::2]:51003")
+	got := withLocalEndpoint(view, local)
+	slice := got.Slices[0]
+	if len(got.Slices) != 1 || slice.Name != "kubernetes" || slice.AddressType != discoveryv1.AddressTypeIPv6 ||
+		len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "fd00::2" || *slice.Ports[0].Name != "https" || *slice.Ports[0].Port != 51003 {
+		t.Errorf("view with the local endpoint: %+v", got)
+	}
+	if view.Slices[0].Endpoints[0].Addresses[0] != "10.250.0.1" {
+		t.Error("the source view was modified")
+	}
+}
+
+func TestABadValueIsWarnedOnceAndCounted(t *testing.T) {
+	RegisterMetrics()
+	before, _ := testutil.GetCounterMetricValue(localEndpointsInvalid)
+	l := localEndpoints{warned: map[string]bool{}}
+	bad := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
+		Annotations: map[string]string{AnnotationLocalEndpoint: "x", AnnotationLocalPort: "1"}}}
+	for range 3 {
+		l.warnOnce(bad, errors.New("bad"))
+	}
+	worse := bad.DeepCopy()
+	worse.Annotations[AnnotationLocalPort] = "0"
+	l.warnOnce(worse, errors.New("bad"))
+	if after, _ := testutil.GetCounterMetricValue(localEndpointsInvalid); after-before != 2 {
+		t.Errorf("counted %v bad values, want the 2 distinct ones", after-before)
+	}
+}
