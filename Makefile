@@ -4,8 +4,9 @@
 SHELL := /usr/bin/env bash
 BIN_DIR := $(CURDIR)/_output/bin
 GO_PACKAGES := ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/...
-# test/e2e needs root and a control plane; its subpackages (e.g. nftrules) do not.
-UNIT_PACKAGES := $(shell go list ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/... 2>/dev/null | grep -v '/test/e2e$$')
+# test/e2e and test/e2e/ha need root and a control plane; e2e's other
+# subpackages (e.g. nftrules) do not.
+UNIT_PACKAGES := $(shell go list ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/... 2>/dev/null | grep -v -e '/test/e2e$$' -e '/test/e2e/ha$$')
 E2E_TIMEOUT ?= 30m
 
 .PHONY: all build tools run test test-unit test-e2e bench \

@@ -42,6 +42,9 @@ type Cluster struct {
 	ServerURL          string // kube-apiserver, https://<HostIP>:<port>
 	EtcdURL            string
 	CACertFile         string // signs kube-apiserver's serving certificate
+	// GridviewEtcdURL is gridview-apiserver's etcd with
+	// Options.ExternalGridviewEtcd, on HostIP; empty otherwise.
+	GridviewEtcdURL string
 	// Netns is the network namespace gridview-apiserver runs in, reachable
 	// at NetnsIP; HostIP is the host end of the veth pair.
 	Netns   string
@@ -58,13 +61,19 @@ type Cluster struct {
 	stopOnce sync.Once
 	stopErr  error
 
+	// gridviewEtcdInstance is set once with Options.ExternalGridviewEtcd.
+	gridviewEtcdInstance *etcdInstance
+	// endpointsMu serializes syncGridviewEndpoints.
+	endpointsMu sync.Mutex
+
 	mu            sync.Mutex
 	stopped       bool // refuses new processes once Stop began
 	etcd          *Process
+	gridviewEtcd  *Process
 	kubeAPIServer *Process
-	gridview      *Process
-	wrapper       *Process     // on the host, for make run's demo
-	nodes         []*NodeNetns // not yet deleted
+	replicas      []*GridviewReplica // the cluster's own first
+	wrapper       *Process           // on the host, for make run's demo
+	nodes         []*NodeNetns       // not yet deleted
 }
 
 // Start brings up etcd, kube-apiserver and gridview-apiserver and returns
@@ -103,10 +112,19 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.CACertFile = c.pki.CACert
+	c.mu.Lock()
+	c.replicas = []*GridviewReplica{c.newPrimaryReplica()}
+	c.mu.Unlock()
 
 	opts.Logf("starting etcd (logs in %s)", opts.LogDir)
 	if err := c.startEtcd(ctx); err != nil {
 		return nil, err
+	}
+	if opts.ExternalGridviewEtcd {
+		opts.Logf("starting gridview-etcd for gridview-apiserver on %s", c.HostIP)
+		if err := c.startGridviewEtcd(ctx); err != nil {
+			return nil, err
+		}
 	}
 	opts.Logf("starting kube-apiserver on %s", c.HostIP)
 	if err := c.startKubeAPIServer(ctx); err != nil {
@@ -165,7 +183,16 @@ func (c *Cluster) Stop() error {
 func (c *Cluster) stop() error {
 	c.mu.Lock()
 	c.stopped = true
-	procs := []*Process{c.wrapper, c.gridview, c.kubeAPIServer, c.etcd}
+	procs := []*Process{c.wrapper}
+	var replicaNets []*network
+	for _, r := range slices.Backward(c.replicas) {
+		procs = append(procs, r.proc)
+		r.proc, r.serving = nil, false
+		if r.net != nil {
+			replicaNets = append(replicaNets, r.net)
+		}
+	}
+	procs = append(procs, c.kubeAPIServer, c.gridviewEtcd, c.etcd)
 	nodes := slices.Clone(c.nodes)
 	c.mu.Unlock()
 
@@ -178,6 +205,9 @@ func (c *Cluster) stop() error {
 		if proc != nil {
 			errs = append(errs, proc.Stop())
 		}
+	}
+	for _, n := range replicaNets {
+		errs = append(errs, n.delete())
 	}
 	c.mu.Lock()
 	network := c.net

@@ -18,9 +18,11 @@ package localcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,35 +40,59 @@ const (
 	startAttempts         = 3 // a free port may be taken before the server binds it
 )
 
-// startEtcd runs etcd on free loopback ports and waits until it is healthy.
+// startEtcd runs kube-apiserver's etcd on free loopback ports and waits
+// until it is healthy.
 func (c *Cluster) startEtcd(ctx context.Context) error {
 	return retryOnPortClash(func() (*Process, error) {
-		clientURL, err := freeLoopbackURL()
+		e, err := newEtcdInstance("etcd", "localcluster", "127.0.0.1", filepath.Join(c.opts.WorkDir, "etcd"))
 		if err != nil {
 			return nil, err
 		}
-		peerURL, err := freeLoopbackURL()
-		if err != nil {
-			return nil, err
-		}
-		proc, err := c.launch("etcd", []string{
-			filepath.Join(c.opts.BinDir, "etcd"),
-			"--name", "localcluster",
-			"--data-dir", filepath.Join(c.opts.WorkDir, "etcd"),
-			"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-			"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-			"--initial-cluster", "localcluster=" + peerURL,
-			// Throwaway data: durability is not worth the disk latency.
-			"--unsafe-no-fsync",
-			"--log-level", "warn",
-		}, func(p *Process) { c.etcd = p })
-		if err != nil {
-			return nil, err
-		}
-		c.EtcdURL = clientURL
-		return proc, waitFor(ctx, etcdStartTimeout, proc, "etcd health", func(ctx context.Context) error {
-			return httpGetOK(ctx, http.DefaultClient, clientURL+"/health")
-		})
+		c.EtcdURL = e.clientURL
+		return c.runEtcd(ctx, e, func(p *Process) { c.etcd = p })
+	})
+}
+
+// etcdInstance is what it takes to start an etcd again on the same ports
+// and data: a restart, as opposed to a new member.
+type etcdInstance struct {
+	process, member    string // log name and etcd --name
+	clientURL, peerURL string
+	dataDir            string
+}
+
+// newEtcdInstance picks free ports on ip for a new single-member etcd.
+func newEtcdInstance(process, member, ip, dataDir string) (*etcdInstance, error) {
+	clientPort, err := freePort(ip)
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := freePort(ip)
+	if err != nil {
+		return nil, err
+	}
+	url := func(port int) string { return "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) }
+	return &etcdInstance{process: process, member: member, clientURL: url(clientPort), peerURL: url(peerPort), dataDir: dataDir}, nil
+}
+
+// runEtcd starts e, records it with keep, and waits until it is healthy.
+func (c *Cluster) runEtcd(ctx context.Context, e *etcdInstance, keep func(*Process)) (*Process, error) {
+	proc, err := c.launch(e.process, []string{
+		filepath.Join(c.opts.BinDir, "etcd"),
+		"--name", e.member,
+		"--data-dir", e.dataDir,
+		"--listen-client-urls", e.clientURL, "--advertise-client-urls", e.clientURL,
+		"--listen-peer-urls", e.peerURL, "--initial-advertise-peer-urls", e.peerURL,
+		"--initial-cluster", e.member + "=" + e.peerURL,
+		// Throwaway data: durability is not worth the disk latency.
+		"--unsafe-no-fsync",
+		"--log-level", "warn",
+	}, keep)
+	if err != nil {
+		return nil, err
+	}
+	return proc, waitFor(ctx, etcdStartTimeout, proc, e.process+" health", func(ctx context.Context) error {
+		return httpGetOK(ctx, http.DefaultClient, e.clientURL+"/health")
 	})
 }
 
@@ -80,48 +106,99 @@ func (c *Cluster) startKubeAPIServer(ctx context.Context) error {
 			return nil, err
 		}
 		c.ServerURL = "https://" + net.JoinHostPort(hostIP, strconv.Itoa(port))
-		p := c.pki
-		proc, err := c.launch("kube-apiserver", []string{
-			filepath.Join(c.opts.BinDir, "kube-apiserver"),
-			"--etcd-servers", c.EtcdURL,
-			"--bind-address", hostIP, "--advertise-address", hostIP,
-			"--secure-port", strconv.Itoa(port),
-			"--cert-dir", filepath.Join(c.opts.WorkDir, "kube-apiserver"),
-			"--tls-cert-file", p.APIServerCert, "--tls-private-key-file", p.APIServerKey,
-			"--client-ca-file", p.CACert,
-			"--service-account-issuer", "https://kubernetes.default.svc",
-			"--service-account-key-file", p.ServiceAccountKey,
-			"--service-account-signing-key-file", p.ServiceAccountKey,
-			"--service-cluster-ip-range", serviceClusterRange,
-			"--authorization-mode", "Node,RBAC",
-			"--requestheader-client-ca-file", p.FrontProxyCACert,
-			"--requestheader-allowed-names", "front-proxy-client",
-			"--requestheader-username-headers", "X-Remote-User",
-			"--requestheader-group-headers", "X-Remote-Group",
-			"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
-			"--proxy-client-cert-file", p.FrontProxyClientCert,
-			"--proxy-client-key-file", p.FrontProxyClientKey,
-			// No kube-proxy on the host: the aggregator must dial the
-			// endpoint address, not the Service's cluster IP.
-			"--enable-aggregator-routing=true",
-		}, func(p *Process) { c.kubeAPIServer = p })
+		proc, err := c.launchKubeAPIServer(port)
 		if err != nil {
 			return nil, err
 		}
 		if err := c.writeAdminKubeconfig(); err != nil {
 			return proc, err
 		}
-		client, err := kubernetes.NewForConfig(c.AdminConfig)
+		return proc, c.waitKubeAPIServerReady(ctx, proc)
+	})
+}
+
+// launchKubeAPIServer starts kube-apiserver on the host veth address and
+// port, on the run's etcd.
+func (c *Cluster) launchKubeAPIServer(port int) (*Process, error) {
+	hostIP := c.net.HostIP.String()
+	p := c.pki
+	return c.launch("kube-apiserver", []string{
+		filepath.Join(c.opts.BinDir, "kube-apiserver"),
+		"--etcd-servers", c.EtcdURL,
+		"--bind-address", hostIP, "--advertise-address", hostIP,
+		"--secure-port", strconv.Itoa(port),
+		"--cert-dir", filepath.Join(c.opts.WorkDir, "kube-apiserver"),
+		"--tls-cert-file", p.APIServerCert, "--tls-private-key-file", p.APIServerKey,
+		"--client-ca-file", p.CACert,
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", p.ServiceAccountKey,
+		"--service-account-signing-key-file", p.ServiceAccountKey,
+		"--service-cluster-ip-range", serviceClusterRange,
+		"--authorization-mode", "Node,RBAC",
+		"--requestheader-client-ca-file", p.FrontProxyCACert,
+		"--requestheader-allowed-names", "front-proxy-client",
+		"--requestheader-username-headers", "X-Remote-User",
+		"--requestheader-group-headers", "X-Remote-Group",
+		"--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+		"--proxy-client-cert-file", p.FrontProxyClientCert,
+		"--proxy-client-key-file", p.FrontProxyClientKey,
+		// No kube-proxy on the host: the aggregator must dial the
+		// endpoint address, not the Service's cluster IP.
+		"--enable-aggregator-routing=true",
+	}, func(p *Process) { c.kubeAPIServer = p })
+}
+
+// RestartKubeAPIServer stops kube-apiserver and starts it again on the same
+// address, port and etcd, returning once its /readyz passes. Clients keep
+// their configs; their watches end and must be re-established, which is
+// what it tests.
+func (c *Cluster) RestartKubeAPIServer(ctx context.Context) error {
+	c.mu.Lock()
+	proc := c.kubeAPIServer
+	c.mu.Unlock()
+	if proc == nil {
+		return errors.New("kube-apiserver is not running")
+	}
+	if err := proc.Stop(); err != nil {
+		return fmt.Errorf("stopping kube-apiserver: %w", err)
+	}
+	u, err := url.Parse(c.ServerURL)
+	if err != nil {
+		return fmt.Errorf("parsing %s: %w", c.ServerURL, err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		return fmt.Errorf("parsing the port of %s: %w", c.ServerURL, err)
+	}
+	// The port was ours a moment ago; the listener sets SO_REUSEADDR, so
+	// connections in TIME_WAIT do not hold it. Another process may still
+	// take it in between, hence a few attempts.
+	for attempt := 1; ; attempt++ {
+		proc, err = c.launchKubeAPIServer(port)
 		if err != nil {
-			return proc, fmt.Errorf("creating admin client: %w", err)
+			return err
 		}
-		return proc, waitFor(ctx, apiServerStartTimeout, proc, "kube-apiserver /readyz", func(ctx context.Context) error {
-			body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-			if err != nil {
-				return failedReadyzChecks(body, err)
-			}
-			return nil
-		})
+		err = c.waitKubeAPIServerReady(ctx, proc)
+		if err == nil || attempt == startAttempts || !strings.Contains(tailFile(proc.LogFile, 50), "address already in use") {
+			return err
+		}
+		<-proc.Done()
+		time.Sleep(time.Second)
+	}
+}
+
+// waitKubeAPIServerReady waits for kube-apiserver's /readyz.
+func (c *Cluster) waitKubeAPIServerReady(ctx context.Context, proc *Process) error {
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return fmt.Errorf("creating admin client: %w", err)
+	}
+	return waitFor(ctx, apiServerStartTimeout, proc, "kube-apiserver /readyz", func(ctx context.Context) error {
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if err != nil {
+			return failedReadyzChecks(body, err)
+		}
+		return nil
 	})
 }
 
@@ -216,13 +293,4 @@ func freePort(ip string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// freeLoopbackURL is an http URL on a loopback port that is free right now.
-func freeLoopbackURL() (string, error) {
-	port, err := freePort("127.0.0.1")
-	if err != nil {
-		return "", err
-	}
-	return "http://127.0.0.1:" + strconv.Itoa(port), nil
 }

@@ -16,21 +16,13 @@ limitations under the License.
 
 package localcluster
 
-import (
-	"net"
-	"strconv"
-
-	"k8s.io/client-go/rest"
-)
+import "k8s.io/client-go/rest"
 
 // GridviewConfig is a client config that talks to gridview-apiserver
 // directly, bypassing the aggregator, with the admin's credentials: for the
-// endpoints kube-apiserver does not proxy (/readyz, /livez, /metrics).
+// endpoints kube-apiserver does not proxy (/readyz, /livez, /metrics). With
+// more replicas, it reaches the cluster's own; GridviewReplica.Config reaches
+// any.
 func (c *Cluster) GridviewConfig() *rest.Config {
-	cfg := rest.CopyConfig(c.AdminConfig)
-	cfg.Host = "https://" + net.JoinHostPort(c.NetnsIP.String(), strconv.Itoa(gridviewPort))
-	cfg.TLSClientConfig.CAFile = c.pki.GridviewCACert
-	cfg.TLSClientConfig.CAData = nil
-	cfg.TLSClientConfig.ServerName = ""
-	return cfg
+	return c.primary().Config()
 }

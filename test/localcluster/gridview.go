@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -73,51 +72,38 @@ func (c *Cluster) deployManifest(name string) string {
 	return filepath.Join(c.opts.RepoRoot, "artifacts", "deploy", name)
 }
 
-// StartGridview starts gridview-apiserver inside the network namespace with
-// the run's data directory, and waits until kube-apiserver serves its group.
-// If it does not get there, the process is stopped again.
-func (c *Cluster) StartGridview(ctx context.Context) error {
+// newPrimaryReplica describes the cluster's own gridview-apiserver, in
+// Cluster.Netns with the serving certificate generatePKI issued.
+func (c *Cluster) newPrimaryReplica() *GridviewReplica {
+	const name = "gridview-apiserver"
+	return &GridviewReplica{
+		Name: name, LogFile: filepath.Join(c.opts.LogDir, name+".log"),
+		Netns: c.Netns, IP: c.NetnsIP, cluster: c,
+		certFile: c.pki.GridviewCert, keyFile: c.pki.GridviewKey,
+		dataDir: filepath.Join(c.opts.WorkDir, "gridview-data"),
+	}
+}
+
+// primary is the cluster's own replica, which StartGridview and friends
+// manage.
+func (c *Cluster) primary() *GridviewReplica {
 	c.mu.Lock()
-	running := c.gridview != nil
-	c.mu.Unlock()
-	if running {
-		return errors.New("gridview-apiserver is already running: call StopGridview first")
-	}
-	argv := c.NetnsCommand(filepath.Join(c.opts.BinDir, "gridview-apiserver"),
-		"--bind-address", c.NetnsIP.String(),
-		"--secure-port", strconv.Itoa(gridviewPort),
-		"--tls-cert-file", c.pki.GridviewCert, "--tls-private-key-file", c.pki.GridviewKey,
-		"--kubeconfig", c.GridviewKubeconfig,
-		"--authentication-kubeconfig", c.GridviewKubeconfig,
-		"--authorization-kubeconfig", c.GridviewKubeconfig,
-		"--data-dir", filepath.Join(c.opts.WorkDir, "gridview-data"),
-		"-v=2",
-	)
-	proc, err := c.launch("gridview-apiserver", argv, func(p *Process) { c.gridview = p })
-	if err != nil {
-		return err
-	}
-	if err := c.waitGridviewServing(ctx, proc); err != nil {
-		return errors.Join(err, c.StopGridview())
-	}
-	c.opts.Logf("gridview-apiserver (pid %d) serves %s through %s", proc.Pid(), gridviewGroupVersion, c.ServerURL)
-	return nil
+	defer c.mu.Unlock()
+	return c.replicas[0]
+}
+
+// StartGridview starts gridview-apiserver inside the network namespace with
+// the run's data directory (or its external etcd), and waits until
+// kube-apiserver serves its group. If it does not get there, the process is
+// stopped again.
+func (c *Cluster) StartGridview(ctx context.Context) error {
+	return c.primary().Start(ctx)
 }
 
 // StopGridview stops gridview-apiserver (SIGTERM, then SIGKILL after a
 // grace period) and waits until it has exited. Its data directory is kept.
 func (c *Cluster) StopGridview() error {
-	c.mu.Lock()
-	proc := c.gridview
-	c.gridview = nil
-	c.mu.Unlock()
-	if proc == nil {
-		return nil
-	}
-	if err := proc.Stop(); err != nil {
-		return fmt.Errorf("stopping gridview-apiserver: %w", err)
-	}
-	return nil
+	return c.primary().Stop()
 }
 
 // RestartGridview stops gridview-apiserver and starts it again on the same
@@ -129,9 +115,11 @@ func (c *Cluster) RestartGridview(ctx context.Context) error {
 	return c.StartGridview(ctx)
 }
 
-// waitGridviewServing waits for the process's own /readyz first: until then
-// the APIService may still report the previous process as Available.
-func (c *Cluster) waitGridviewServing(ctx context.Context, proc *Process) error {
+// waitGridviewServing waits for the process's own /readyz first, makes the
+// replica an endpoint of the Service, then waits until kube-apiserver serves
+// the group: until then the APIService may still report the previous
+// process as Available.
+func (c *Cluster) waitGridviewServing(ctx context.Context, r *GridviewReplica, proc *Process) error {
 	caPEM, err := os.ReadFile(c.pki.GridviewCACert)
 	if err != nil {
 		return fmt.Errorf("reading gridview serving CA: %w", err)
@@ -140,12 +128,18 @@ func (c *Cluster) waitGridviewServing(ctx context.Context, proc *Process) error 
 	roots.AppendCertsFromPEM(caPEM)
 	direct := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 	defer direct.CloseIdleConnections()
-	readyz := "https://" + net.JoinHostPort(c.NetnsIP.String(), strconv.Itoa(gridviewPort)) + "/readyz"
+	readyz := "https://" + net.JoinHostPort(r.IP.String(), strconv.Itoa(gridviewPort)) + "/readyz"
 
 	deadline := time.Now().Add(availableTimeout)
-	if err := waitFor(ctx, time.Until(deadline), proc, "gridview-apiserver "+readyz, func(ctx context.Context) error {
+	if err := waitFor(ctx, time.Until(deadline), proc, r.Name+" "+readyz, func(ctx context.Context) error {
 		return httpGetOK(ctx, direct, readyz)
 	}); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	r.serving = r.proc == proc
+	c.mu.Unlock()
+	if err := c.syncGridviewEndpoints(); err != nil {
 		return err
 	}
 	return waitFor(ctx, time.Until(deadline), proc, "APIService "+apiServiceName+" Available", c.checkGroupServed)

@@ -61,6 +61,12 @@ type Options struct {
 	LogDir string
 	// Logf reports progress. Default: klog.
 	Logf func(format string, args ...any)
+	// ExternalGridviewEtcd runs gridview-apiserver with --etcd-servers on an
+	// etcd of its own, apart from kube-apiserver's, as HA replicas need
+	// (AddGridviewReplica) and so that a test can stop it while
+	// kube-apiserver keeps running (StopGridviewEtcd). Default: the embedded
+	// etcd in the run's data directory.
+	ExternalGridviewEtcd bool
 }
 
 // setDefaults fills in everything but the directories, which

@@ -38,8 +38,10 @@ const (
 
 // pki holds the paths of every certificate and key a run needs.
 type pki struct {
-	// clusterCA issues client certificates for tests, such as a node's.
-	clusterCA *authority
+	// clusterCA issues client certificates for tests, such as a node's;
+	// gridviewCA serving certificates for more gridview-apiserver replicas.
+	clusterCA  *authority
+	gridviewCA *authority
 
 	CACert, CAKey               string // cluster CA: kube-apiserver serving and client certs
 	APIServerCert, APIServerKey string
@@ -87,7 +89,6 @@ func generatePKI(dir string, hostIP, nsIP netip.Addr) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pki{clusterCA: clusterCA}
 	frontProxyCA, err := newAuthority("gridview-local-front-proxy-ca")
 	if err != nil {
 		return nil, err
@@ -96,6 +97,7 @@ func generatePKI(dir string, hostIP, nsIP netip.Addr) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := &pki{clusterCA: clusterCA, gridviewCA: gridviewCA}
 	p.CACert, p.CAKey = path("ca.crt"), path("ca.key")
 	p.FrontProxyCACert = path("front-proxy-ca.crt")
 	p.GridviewCACert = path("gridview-ca.crt")

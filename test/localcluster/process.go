@@ -105,6 +105,15 @@ func (p *Process) Stop() error {
 	return p.stopErr
 }
 
+// Kill sends SIGKILL to the process group at once and waits until the
+// process has exited: a crash, with no chance to clean up (e.g. to release a
+// leader-election Lease). Later Stop and Kill calls return its result.
+func (p *Process) Kill() error {
+	p.stopOnce.Do(func() { p.stopErr = p.stop(0) })
+	return p.stopErr
+}
+
+// stop sends SIGTERM, then SIGKILL after grace; with no grace, SIGKILL only.
 func (p *Process) stop(grace time.Duration) error {
 	pgid := p.Pid()
 	select {
@@ -112,12 +121,18 @@ func (p *Process) stop(grace time.Duration) error {
 		return nil
 	default:
 	}
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending SIGTERM to %s (pgid %d): %w", p.Name, pgid, err)
+	exited := false
+	if grace > 0 {
+		if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("sending SIGTERM to %s (pgid %d): %w", p.Name, pgid, err)
+		}
+		select {
+		case <-p.done:
+			exited = true
+		case <-time.After(grace):
+		}
 	}
-	select {
-	case <-p.done:
-	case <-time.After(grace):
+	if !exited {
 		if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("sending SIGKILL to %s (pgid %d): %w", p.Name, pgid, err)
 		}

@@ -48,28 +48,60 @@ const (
 var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 // registerGridview makes the aggregator route topology.gridview.io to the
-// namespace address: a selector-less Service (no kubelet runs pods here)
-// with a hand-made EndpointSlice and Endpoints, and the APIService from
-// artifacts/deploy trusting the run's serving CA instead of skipping TLS
-// verification.
+// replicas' namespace addresses: a selector-less Service (no kubelet runs
+// pods here) whose EndpointSlice and Endpoints syncGridviewEndpoints writes
+// by hand, and the APIService from artifacts/deploy trusting the run's
+// serving CA instead of skipping TLS verification.
 func (c *Cluster) registerGridview(ctx context.Context) error {
-	// Endpoints is deprecated; the aggregator may still read it, so it is
-	// written anyway, without printing the deprecation warning every run.
+	client, err := c.quietAdminClient()
+	if err != nil {
+		return err
+	}
+	service := corev1ac.Service(gridviewServiceName, gridviewNamespace).
+		WithSpec(corev1ac.ServiceSpec().WithPorts(corev1ac.ServicePort().
+			WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(443).WithTargetPort(intstr.FromInt32(gridviewPort))))
+	if _, err := client.CoreV1().Services(gridviewNamespace).Apply(ctx, service, applyOptions); err != nil {
+		return fmt.Errorf("applying Service %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+	}
+	if err := c.syncGridviewEndpoints(); err != nil {
+		return err
+	}
+	apiService, err := c.localAPIService()
+	if err != nil {
+		return err
+	}
+	return c.applier.apply(ctx, apiService)
+}
+
+var applyOptions = metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
+
+// quietAdminClient is an admin client that does not print the deprecation
+// warning of Endpoints every run: the aggregator may still read them, so
+// they are written anyway.
+func (c *Cluster) quietAdminClient() (kubernetes.Interface, error) {
 	quiet := rest.CopyConfig(c.AdminConfig)
 	quiet.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(quiet)
 	if err != nil {
-		return fmt.Errorf("creating admin client: %w", err)
+		return nil, fmt.Errorf("creating admin client: %w", err)
 	}
-	apply := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
-	ip := c.NetnsIP.String()
+	return client, nil
+}
 
-	service := corev1ac.Service(gridviewServiceName, gridviewNamespace).
-		WithSpec(corev1ac.ServiceSpec().WithPorts(corev1ac.ServicePort().
-			WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(443).WithTargetPort(intstr.FromInt32(gridviewPort))))
-	if _, err := client.CoreV1().Services(gridviewNamespace).Apply(ctx, service, apply); err != nil {
-		return fmt.Errorf("applying Service %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
+// syncGridviewEndpoints writes the Service's EndpointSlice and Endpoints
+// with the address of every serving replica, all on the same port: what the
+// endpoints controllers would write for a Deployment's ready Pods. With no
+// replica serving, both are empty and the APIService turns unavailable.
+func (c *Cluster) syncGridviewEndpoints() error {
+	c.endpointsMu.Lock()
+	defer c.endpointsMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), endpointUpdateTimeout)
+	defer cancel()
+	client, err := c.quietAdminClient()
+	if err != nil {
+		return err
 	}
+	ips := c.servingAddresses()
 
 	slice := discoveryv1ac.EndpointSlice(gridviewServiceName, gridviewNamespace).
 		WithLabels(map[string]string{
@@ -77,26 +109,28 @@ func (c *Cluster) registerGridview(ctx context.Context) error {
 			discoveryv1.LabelManagedBy:   fieldManager,
 		}).
 		WithAddressType(discoveryv1.AddressTypeIPv4).
-		WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ip).
-			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true))).
 		WithPorts(discoveryv1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort))
-	if _, err := client.DiscoveryV1().EndpointSlices(gridviewNamespace).Apply(ctx, slice, apply); err != nil {
+	for _, ip := range ips {
+		slice.WithEndpoints(discoveryv1ac.Endpoint().WithAddresses(ip).
+			WithConditions(discoveryv1ac.EndpointConditions().WithReady(true)))
+	}
+	if _, err := client.DiscoveryV1().EndpointSlices(gridviewNamespace).Apply(ctx, slice, applyOptions); err != nil {
 		return fmt.Errorf("applying EndpointSlice %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
 	}
 
-	endpoints := corev1ac.Endpoints(gridviewServiceName, gridviewNamespace).
-		WithSubsets(corev1ac.EndpointSubset().
-			WithAddresses(corev1ac.EndpointAddress().WithIP(ip)).
-			WithPorts(corev1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort)))
-	if _, err := client.CoreV1().Endpoints(gridviewNamespace).Apply(ctx, endpoints, apply); err != nil {
+	endpoints := corev1ac.Endpoints(gridviewServiceName, gridviewNamespace)
+	if len(ips) > 0 {
+		subset := corev1ac.EndpointSubset().
+			WithPorts(corev1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort))
+		for _, ip := range ips {
+			subset.WithAddresses(corev1ac.EndpointAddress().WithIP(ip))
+		}
+		endpoints.WithSubsets(subset)
+	}
+	if _, err := client.CoreV1().Endpoints(gridviewNamespace).Apply(ctx, endpoints, applyOptions); err != nil {
 		return fmt.Errorf("applying Endpoints %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
 	}
-
-	apiService, err := c.localAPIService()
-	if err != nil {
-		return err
-	}
-	return c.applier.apply(ctx, apiService)
+	return nil
 }
 
 // localAPIService reads artifacts/deploy/apiservice.yaml and swaps

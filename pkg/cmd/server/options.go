@@ -180,6 +180,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	generic := &cfg.GenericConfig.Config
+	if generic.RESTOptionsGetter, err = guardStorage(ctx, generic.RESTOptionsGetter, o.RecommendedOptions.Etcd.StorageConfig); err != nil {
+		return err
+	}
 	server, err := cfg.Complete().New()
 	if err != nil {
 		return err

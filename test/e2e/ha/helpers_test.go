@@ -1,0 +1,208 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ha
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+const unitKey = "superedge.io/nodeunit"
+
+// testNamespace creates a namespace for one test and deletes it afterwards.
+func testNamespace(t *testing.T) string {
+	t.Helper()
+	ns, err := kubeClient.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ha-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a test namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = kubeClient.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
+}
+
+// eventually polls check until it succeeds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func(context.Context) error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		last = check(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("%s not reached within %s: %v", what, timeout, last)
+	}
+}
+
+// site is a small edge cluster of the test's own: nodes <ns>-a1, <ns>-a2 in
+// unit a and <ns>-b1 in unit b, and the Service "grid" (any-match on the
+// unit) with an endpoint on every node.
+type site struct {
+	ns string
+}
+
+func (s site) node(name string) string { return s.ns + "-" + name }
+func (s site) unit(name string) string { return s.ns + "-" + name }
+
+func newSite(t *testing.T) site {
+	t.Helper()
+	ctx := context.Background()
+	s := site{ns: testNamespace(t)}
+	for name, unit := range map[string]string{"a1": "a", "a2": "a", "b1": "b"} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: map[string]string{unitKey: s.unit(unit)}}}
+		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+		})
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "grid", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.writeSlice(t, map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1"})
+	return s
+}
+
+// relabel moves a node of the site to another unit.
+func (s site) relabel(ctx context.Context, client kubernetes.Interface, node, unit string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
+	_, err := client.CoreV1().Nodes().Patch(ctx, s.node(node), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
+
+// writeSlice creates or replaces the one EndpointSlice of "grid", with ready
+// endpoints by address on the site's nodes.
+func (s site) writeSlice(t *testing.T, endpoints map[string]string) {
+	t.Helper()
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: "grid-x", Labels: map[string]string{discoveryv1.LabelServiceName: "grid"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+	}
+	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses: []string{address}, NodeName: ptr.To(s.node(endpoints[address])),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		})
+	}
+	ctx := context.Background()
+	slices := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	current, err := slices.Get(ctx, slice.Name, metav1.GetOptions{})
+	if err == nil {
+		slice.ResourceVersion = current.ResourceVersion
+		_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
+	} else {
+		_, err = slices.Create(ctx, slice, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addresses returns a view's endpoint addresses, sorted.
+func addresses(view *topologyv1alpha1.NodeEndpoints) []string {
+	var out []string
+	for _, slice := range view.Slices {
+		for _, ep := range slice.Endpoints {
+			out = append(out, ep.Addresses...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// content is what a view says, without its resourceVersion, which differs
+// per replica by design.
+func content(view *topologyv1alpha1.NodeEndpoints) string {
+	return fmt.Sprintf("%s %s %v %v", view.Name, view.Topology.MatchedKey, view.Labels, addresses(view))
+}
+
+// viewsIn lists every view of ns through client, by name, as content.
+func viewsIn(ctx context.Context, client versioned.Interface, ns string) (map[string]string, error) {
+	list, err := client.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = content(&list.Items[i])
+	}
+	return out, nil
+}
+
+// gridAddresses is the addresses of a node's view of "grid" through client.
+func (s site) gridAddresses(ctx context.Context, client versioned.Interface, node string) ([]string, error) {
+	view, err := client.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.node(node)+".grid", metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return addresses(view), nil
+}
+
+// directClient talks to one replica, bypassing the aggregator.
+func directClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Interface {
+	t.Helper()
+	client, err := versioned.NewForConfig(r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+// metric reads one unlabelled sample of a replica's /metrics.
+func metric(ctx context.Context, r *localcluster.GridviewReplica, name string) (float64, error) {
+	client, err := kubernetes.NewForConfig(r.Config())
+	if err != nil {
+		return 0, err
+	}
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("GET /metrics of %s: %w", r.Name, err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if value, ok := strings.CutPrefix(line, name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(value), 64)
+		}
+	}
+	return 0, fmt.Errorf("%s serves no sample of %s", r.Name, name)
+}
