@@ -64,6 +64,10 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store
 				feed.Run(ctx)
 			}()
 			go store.Run(ctx)
+			go func() {
+				<-ctx.Done()
+				store.Close()
+			}()
 			return nil
 		})
 	}

@@ -74,6 +74,7 @@ type Store struct {
 	viewRVs     map[topology.ViewKey]uint64
 	nodeCreated map[string]metav1.Time
 	services    map[types.NamespacedName]serviceMeta
+	closed      bool
 }
 
 // New returns an empty store that serves nothing until it is loaded.

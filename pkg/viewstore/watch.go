@@ -19,6 +19,8 @@ package viewstore
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -36,6 +38,9 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 	if s.stream == nil {
 		return nil, errNotLoaded
 	}
+	if s.closed {
+		return nil, errClosed
+	}
 	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return s.snapshot(f) })
 }
 
@@ -48,6 +53,19 @@ func (s *Store) snapshot(f Filter) []runtime.Object {
 		return true
 	})
 	return out
+}
+
+var errClosed = apierrors.NewServiceUnavailable("gridview-apiserver is shutting down: watch another replica or again later")
+
+// Close ends every watch and refuses new ones: at shutdown, so that the
+// server does not wait on streams that would never end.
+func (s *Store) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.stream != nil {
+		s.stream.Close()
+	}
 }
 
 // Run sends bookmarks to the watchers that asked for them until ctx ends.

@@ -265,3 +265,35 @@ func TestWatchersEncodeTheSameChangeConcurrently(t *testing.T) {
 	s.SetNode(node("edge-2", "b"))
 	encoded.Wait()
 }
+
+// A plain watch from "" that k8s.io/apiserver turned into a streaming list
+// without bookmarks gets no initial-events-end bookmark: the handler would
+// not expect it.
+func TestNoInitialEventsEndWithoutBookmarks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		w, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		expectEvents(t, w, "ADDED edge-2.echo", "ADDED edge-2.plain")
+	})
+}
+
+// Close ends every watch and refuses new ones, so that shutdown does not wait
+// on streams that never end.
+func TestCloseEndsWatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		w, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		expectEvents(t, w, "closed")
+		if _, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{}); !apierrors.IsServiceUnavailable(err) {
+			t.Errorf("a watch after Close: %v, want 503", err)
+		}
+	})
+}

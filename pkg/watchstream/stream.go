@@ -179,7 +179,13 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 	switch {
 	case opts.SendInitialEvents != nil && *opts.SendInitialEvents:
 		added()
-		initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(f, s.rv, true)})
+		// As kube-apiserver's watch cache: the end of the initial events is
+		// marked only for a watcher that takes bookmarks. k8s.io/apiserver
+		// turns a plain watch from "" into sendInitialEvents without them,
+		// and does not expect the bookmark then.
+		if opts.Bookmarks {
+			initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(f, s.rv, true)})
+		}
 	case opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
 		added()
 	default:
@@ -203,6 +209,12 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 		}
 	}()
 	return w, nil
+}
+
+// Close ends every watch: at shutdown, so that the server does not wait on
+// streams that would never end. Clients re-watch elsewhere or later.
+func (s *Stream) Close() {
+	s.watchers.stopAll()
 }
 
 // SendBookmarks sends a bookmark at the current resourceVersion to every

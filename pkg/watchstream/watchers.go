@@ -99,6 +99,24 @@ func (ws *watchers) dispatch(e *Event) {
 	}
 }
 
+// stopAll stops every watcher; Stop removes each, so it runs unlocked.
+func (ws *watchers) stopAll() {
+	ws.mu.Lock()
+	var all []*watcher
+	for _, set := range ws.byShard {
+		for w := range set {
+			all = append(all, w)
+		}
+	}
+	for w := range ws.others {
+		all = append(all, w)
+	}
+	ws.mu.Unlock()
+	for _, w := range all {
+		w.Stop()
+	}
+}
+
 // bookmark sends every watcher that asked for them the object of a bookmark.
 func (ws *watchers) bookmark(object func(Filter) watch.Event) {
 	ws.mu.Lock()

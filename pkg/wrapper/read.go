@@ -93,6 +93,13 @@ func (s *State) Watch(ctx context.Context, f *filter, opts watchstream.WatchOpti
 	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return s.selected(f) })
 }
 
+// Close ends every watch of kube-proxy, at shutdown.
+func (s *State) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stream.Close()
+}
+
 // Run sends bookmarks to the watchers that asked until ctx ends.
 func (s *State) Run(ctx context.Context) {
 	watchstream.BookmarkEvery(ctx, bookmarkInterval, func() {

@@ -284,6 +284,21 @@ func TestNodeEndpointsResourceVersionsAndPaging(t *testing.T) {
 	if !slices.Equal(paged, want) || len(want) < 9 {
 		t.Errorf("pages of 2 gave %v, the whole list %v", paged, want)
 	}
+	// A plain watch from "" (kubectl get -w without a list) starts with the
+	// current views as ADDED.
+	plain, err := views.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-plain.ResultChan():
+		if e.Type != watch.Added {
+			t.Errorf("a plain watch starts with %s %v, want ADDED", e.Type, e.Object)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a plain watch sent nothing")
+	}
+	plain.Stop()
 	if _, err := views.Watch(ctx, metav1.ListOptions{ResourceVersion: "1"}); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("watch from resourceVersion 1: %v, want 410", err)
 	}

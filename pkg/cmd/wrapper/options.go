@@ -153,6 +153,7 @@ func (o *Options) Run(ctx context.Context) error {
 	server := &http.Server{Handler: wrapper.NewServer(state, forward), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
+		state.Close()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = server.Shutdown(shutdown)
