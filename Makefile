@@ -8,8 +8,12 @@ GO_PACKAGES := ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/...
 # subpackages (e.g. nftrules) do not.
 UNIT_PACKAGES := $(shell go list ./apis/... ./cmd/... ./hack/... ./pkg/... ./test/... 2>/dev/null | grep -v -e '/test/e2e$$' -e '/test/e2e/ha$$')
 E2E_TIMEOUT ?= 30m
+# How long test-fuzz runs each fuzz target.
+FUZZ_TIME ?= 10s
+# How long make soak churns (make test runs the soak for 20 s).
+SOAK_DURATION ?= 5m
 
-.PHONY: all build tools run test test-unit test-e2e bench \
+.PHONY: all build tools run test test-unit test-fuzz test-e2e soak bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -28,14 +32,29 @@ run: tools build
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
-## test: unit tests (with -race) and the end-to-end suite against a real control plane.
-test: test-unit test-e2e
+## test: unit tests (with -race), the fuzz targets for a bounded time and the
+## end-to-end suite against a real control plane.
+test: test-unit test-fuzz test-e2e
 
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
 
+## test-fuzz: every fuzz target under pkg/ (func FuzzX in a _test.go file), for
+## FUZZ_TIME each; go test fuzzes one target per run.
+test-fuzz:
+	@set -e; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' pkg | xargs -n1 dirname | sort -u); do \
+		for target in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go | sed 's/^func //' | sort); do \
+			echo "go test -run='^$$' -fuzz='^$$target$$' -fuzztime=$(FUZZ_TIME) ./$$dir"; \
+			go test -run='^$$' -fuzz="^$$target\$$" -fuzztime=$(FUZZ_TIME) ./$$dir; \
+		done; \
+	done
+
 test-e2e: tools build
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
+
+## soak: the soak test (200 node informers through churn) for SOAK_DURATION.
+soak: tools build
+	GRIDVIEW_BIN_DIR=$(BIN_DIR) GRIDVIEW_SOAK_DURATION=$(SOAK_DURATION) go test -count=1 -timeout 60m -v -run '^TestSoak' ./test/e2e/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport
 ## prints the edge-10k table against the targets of docs/performance.md.

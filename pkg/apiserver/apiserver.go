@@ -56,6 +56,10 @@ type Server struct {
 
 // Complete fills in the defaults of the generic server.
 func (c *Config) Complete() CompletedConfig {
+	if c.GenericConfig.BuildHandlerChainFunc == nil {
+		c.GenericConfig.BuildHandlerChainFunc = genericapiserver.DefaultBuildHandlerChain
+	}
+	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc)
 	return CompletedConfig{
 		GenericConfig:           c.GenericConfig.Complete(),
 		ClientConfig:            c.GenericConfig.ClientConfig,

@@ -72,10 +72,27 @@ func ParseGridviewKeys(value string) ([]string, error) {
 	}
 	for i, key := range keys[:len(keys)-1] {
 		if key == KeyAny {
-			return nil, fmt.Errorf("%s: %q must come last, keys after it (%q) are never used", AnnotationGridviewKeys, KeyAny, keys[i+1:])
+			return nil, fmt.Errorf("%s: %q must come last, the %d keys after it are never used", AnnotationGridviewKeys, KeyAny, len(keys)-i-1)
 		}
 	}
 	return keys, nil
+}
+
+// Bounds of what a malformed annotation is reported with. An annotation may
+// hold up to kube-apiserver's 256 KiB limit of thousands of keys, or one
+// huge key; the report goes into an Event, the log and the view store's
+// memory, so it names the first few problems, each key cut short.
+const (
+	maxKeyErrors    = 5
+	maxQuotedKeyLen = 64
+)
+
+// quoteKey quotes a key for an error, cut short when it is long.
+func quoteKey(key string) string {
+	if len(key) <= maxQuotedKeyLen {
+		return fmt.Sprintf("%q", key)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", key[:maxQuotedKeyLen], len(key))
 }
 
 func validateKeys(annotation string, keys []string, allowAny bool) error {
@@ -84,14 +101,17 @@ func validateKeys(annotation string, keys []string, allowAny bool) error {
 	for _, key := range keys {
 		switch {
 		case seen.Has(key):
-			errs = append(errs, fmt.Errorf("%s: key %q is listed twice", annotation, key))
+			errs = append(errs, fmt.Errorf("%s: key %s is listed twice", annotation, quoteKey(key)))
 		case key == KeyAny && allowAny:
 		default:
 			for _, msg := range validation.IsQualifiedName(key) {
-				errs = append(errs, fmt.Errorf("%s: key %q: %s", annotation, key, msg))
+				errs = append(errs, fmt.Errorf("%s: key %s: %s", annotation, quoteKey(key), msg))
 			}
 		}
 		seen.Insert(key)
+	}
+	if len(errs) > maxKeyErrors {
+		errs = append(errs[:maxKeyErrors], fmt.Errorf("%s: %d more errors", annotation, len(errs)-maxKeyErrors))
 	}
 	return errors.Join(errs...)
 }

@@ -19,6 +19,7 @@ package wrapper
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,11 @@ type route struct {
 // /apis/<group>/<version>/[namespaces/<ns>/]<resource>[/<name>].
 func parseRoute(path string) (route, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
+	// An empty segment names nothing: /api/v1/namespaces//services is not
+	// every namespace's Services.
+	if slices.Contains(parts, "") {
+		return route{}, false
+	}
 	var gv schema.GroupVersion
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":

@@ -23,7 +23,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -106,12 +105,14 @@ func (s *Server) fail(w http.ResponseWriter, req *http.Request, err error) {
 // listOptions reads the query as kube-apiserver does; a bad value is a 400
 // naming the parameter.
 func listOptions(req *http.Request, k *kind) (*metainternalversion.ListOptions, error) {
-	opts := &metainternalversion.ListOptions{}
-	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(req.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+	opts, err := watchstream.DecodeListOptions(req.URL.Query())
+	if err != nil {
+		return nil, err
 	}
-	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds < 0 {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("timeoutSeconds: invalid value %d: must not be negative", *opts.TimeoutSeconds))
+	// Lists are served whole, so no token was ever issued: serving the whole
+	// list again for one would hide from the client that its token is bad.
+	if opts.Continue != "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("continue: invalid value %.64q: gridview-wrapper serves whole lists and issues no continue tokens", opts.Continue))
 	}
 	if opts.FieldSelector != nil {
 		supported := k.fields(k.newObject())

@@ -79,4 +79,3 @@ func TestWrapperServesAnEdgeLocalKubernetesEndpoint(t *testing.T) {
 	annotateKubernetesEndpoints(t, nil, nil)
 	expectProgrammedWithin(t, 5*time.Second, n, proc, "default", "kubernetes", 443, realEndpoints)
 }
-
