@@ -27,22 +27,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
-// eventually polls check every 100ms until it returns nil or the timeout ends.
+// eventually waits for check to succeed; see localcluster.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, check func(context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s not reached within %s: %v", what, timeout, last)
-	}
+	localcluster.Eventually(t, timeout, what, check)
 }
 
 func serviceMatches(ns, name string, check func(*corev1.Service) error) func(context.Context) error {

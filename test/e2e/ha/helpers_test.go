@@ -30,7 +30,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -56,17 +55,10 @@ func testNamespace(t *testing.T) string {
 	return ns.Name
 }
 
-// eventually polls check until it succeeds or timeout passes.
+// eventually waits for check to succeed; see localcluster.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, check func(context.Context) error) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		last = check(ctx)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s not reached within %s: %v", what, timeout, last)
-	}
+	localcluster.Eventually(t, timeout, what, check)
 }
 
 // site is a small edge cluster of the test's own: nodes <ns>-a1, <ns>-a2 in
