@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"fmt"
@@ -25,6 +25,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // edge10k is the scenario of the performance targets: 10,000 nodes in 1,000
@@ -48,9 +50,9 @@ func newEdge10k() *edge10k {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("svc-%04d", i)}}
 		switch i % 4 {
 		case 0, 1:
-			svc.Annotations = map[string]string{AnnotationTopologyKeys: `["unit"]`}
+			svc.Annotations = map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}
 		case 2:
-			svc.Annotations = map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
+			svc.Annotations = map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
 		}
 		s.services = append(s.services, svc)
 		slices := 1 + rng.IntN(3)
@@ -81,12 +83,12 @@ func (s *edge10k) slice(name string) *discoveryv1.EndpointSlice {
 	panic("no EndpointSlice " + name)
 }
 
-func (s *edge10k) engine() *Engine {
+func (s *edge10k) engine() *topology.Engine {
 	nodes := make([]*corev1.Node, 0, len(s.nodes))
 	for name, labels := range s.nodes {
 		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 	}
-	e := NewEngine()
+	e := topology.NewEngine()
 	e.Load(nodes, s.services, s.slices)
 	return e
 }
@@ -141,7 +143,7 @@ func BenchmarkEdge10kAnnotationChanged(b *testing.B) {
 	e := s.engine()
 	svc := s.services[0].DeepCopy()
 	ordered := svc.DeepCopy()
-	ordered.Annotations = map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
+	ordered.Annotations = map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
 	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 {
 			e.SetService(ordered)

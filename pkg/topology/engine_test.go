@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"slices"
@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 var echo = types.NamespacedName{Namespace: "demo", Name: "echo-svc"}
@@ -42,8 +43,8 @@ func endpoint(address, node string, isReady bool) discoveryv1.Endpoint {
 
 // twoUnits: edge-1 and edge-2 in unit a (zone 1), edge-3 in unit b (zone 1),
 // edge-4 in unit c (zone 2), edge-5 without labels.
-func twoUnits(annotations map[string]string, endpoints ...discoveryv1.Endpoint) *Engine {
-	e := NewEngine()
+func twoUnits(annotations map[string]string, endpoints ...discoveryv1.Endpoint) *topology.Engine {
+	e := topology.NewEngine()
 	e.SetNode("edge-1", map[string]string{"unit": "a", "zone": "1"})
 	e.SetNode("edge-2", map[string]string{"unit": "a", "zone": "1"})
 	e.SetNode("edge-3", map[string]string{"unit": "b", "zone": "1"})
@@ -59,8 +60,8 @@ func twoUnits(annotations map[string]string, endpoints ...discoveryv1.Endpoint) 
 }
 
 func TestViews(t *testing.T) {
-	anyMatch := map[string]string{AnnotationTopologyKeys: `["unit"]`}
-	ordered := map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
+	anyMatch := map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}
+	ordered := map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
 	tests := []struct {
 		name        string
 		annotations map[string]string
@@ -86,16 +87,16 @@ func TestViews(t *testing.T) {
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", false), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a2", "b1"}},
 		{name: "ordered: * takes every endpoint", annotations: ordered, node: "edge-4", wantMode: topologyapi.TopologyModeOrdered, wantMatched: "*",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", true), endpoint("x", "", true)}, wantAddrs: []string{"a2", "x"}},
-		{name: "ordered: no ready tier, the first non-empty one", annotations: map[string]string{AnnotationGridviewKeys: "unit,zone"}, node: "edge-1",
+		{name: "ordered: no ready tier, the first non-empty one", annotations: map[string]string{topology.AnnotationGridviewKeys: "unit,zone"}, node: "edge-1",
 			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "unit",
 			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", false), endpoint("b1", "edge-3", false)}, wantAddrs: []string{"a2"}},
-		{name: "ordered: hostname is the same node", annotations: map[string]string{AnnotationGridviewKeys: "kubernetes.io/hostname,unit"}, node: "edge-1",
-			wantMode: topologyapi.TopologyModeOrdered, wantMatched: KeyHostname,
+		{name: "ordered: hostname is the same node", annotations: map[string]string{topology.AnnotationGridviewKeys: "kubernetes.io/hostname,unit"}, node: "edge-1",
+			wantMode: topologyapi.TopologyModeOrdered, wantMatched: topology.KeyHostname,
 			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true), endpoint("a2", "edge-2", true)}, wantAddrs: []string{"a1"}},
-		{name: "the gridview key wins", annotations: map[string]string{AnnotationGridviewKeys: "zone", AnnotationTopologyKeys: `["unit"]`}, node: "edge-1",
+		{name: "the gridview key wins", annotations: map[string]string{topology.AnnotationGridviewKeys: "zone", topology.AnnotationTopologyKeys: `["unit"]`}, node: "edge-1",
 			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "zone",
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
-		{name: "malformed: unpruned", annotations: map[string]string{AnnotationTopologyKeys: "[unit"}, node: "edge-1", wantMode: topologyapi.TopologyModeNone,
+		{name: "malformed: unpruned", annotations: map[string]string{topology.AnnotationTopologyKeys: "[unit"}, node: "edge-1", wantMode: topologyapi.TopologyModeNone,
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
 	}
 	for _, tc := range tests {
@@ -121,13 +122,13 @@ func TestViews(t *testing.T) {
 }
 
 func TestChangedViews(t *testing.T) {
-	e := twoUnits(map[string]string{AnnotationTopologyKeys: `["unit"]`}, endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true))
-	key := func(node string) ViewKey { return ViewKey{Node: node, Service: echo} }
+	e := twoUnits(map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}, endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true))
+	key := func(node string) topology.ViewKey { return topology.ViewKey{Node: node, Service: echo} }
 
 	// edge-3 moves to unit a: its own view changes, and so does every unit-a
 	// node's, which now sees b1; unit c and the unlabelled node see nothing new.
 	got := e.SetNode("edge-3", map[string]string{"unit": "a", "zone": "1"})
-	if want := []ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(changedKeys(got), want) {
+	if want := []topology.ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(changedKeys(got), want) {
 		t.Errorf("node move changed %v, want %v", changedKeys(got), want)
 	}
 	if got[2].Old == nil || got[2].New == nil || len(got[2].New.Slices[0].Endpoints) != 2 {
@@ -139,7 +140,7 @@ func TestChangedViews(t *testing.T) {
 	if malformed := e.Malformed(echo); malformed != nil {
 		t.Errorf("Malformed = %v", malformed)
 	}
-	got = e.SetService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo-svc", Annotations: map[string]string{AnnotationTopologyKeys: "["}}})
+	got = e.SetService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo-svc", Annotations: map[string]string{topology.AnnotationTopologyKeys: "["}}})
 	if len(got) != 5 || e.Malformed(echo) == nil {
 		t.Errorf("a malformed annotation changed %v (want every node's view) and reported %v", got, e.Malformed(echo))
 	}
@@ -149,8 +150,8 @@ func TestChangedViews(t *testing.T) {
 	}
 }
 
-func changedKeys(changes []Change) []ViewKey {
-	keys := make([]ViewKey, 0, len(changes))
+func changedKeys(changes []topology.Change) []topology.ViewKey {
+	keys := make([]topology.ViewKey, 0, len(changes))
 	for _, c := range changes {
 		keys = append(keys, c.Key)
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"encoding/json"
@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // kubeAnnotationsLimit is what kube-apiserver accepts of a Service's
@@ -54,7 +55,7 @@ func TestParseHostileAnnotations(t *testing.T) {
 	for i := range badKeys {
 		badKeys[i] = fmt.Sprintf("bad key %d", i)
 	}
-	hugeKey := strings.Repeat("a", kubeAnnotationsLimit-len(AnnotationTopologyKeys)-4)
+	hugeKey := strings.Repeat("a", kubeAnnotationsLimit-len(topology.AnnotationTopologyKeys)-4)
 	tests := []struct {
 		name     string
 		parse    func(string) ([]string, error)
@@ -62,25 +63,25 @@ func TestParseHostileAnnotations(t *testing.T) {
 		wantKeys int
 		wantErr  string
 	}{
-		{name: "malformed JSON: unterminated", parse: ParseTopologyKeys, value: `["unit"`, wantErr: "must be a JSON array"},
-		{name: "malformed JSON: an object", parse: ParseTopologyKeys, value: `{"unit":1}`, wantErr: "must be a JSON array"},
-		{name: "malformed JSON: numbers", parse: ParseTopologyKeys, value: `[1,2]`, wantErr: "must be a JSON array"},
-		{name: "malformed JSON: null", parse: ParseTopologyKeys, value: `null`, wantErr: "lists no node label key"},
-		{name: "malformed JSON: nested", parse: ParseTopologyKeys, value: `[["unit"]]`, wantErr: "must be a JSON array"},
-		{name: "malformed JSON: deeply nested", parse: ParseTopologyKeys, value: strings.Repeat("[", 100000), wantErr: "must be a JSON array"},
-		{name: "malformed JSON: trailing garbage", parse: ParseTopologyKeys, value: `["unit"]x`, wantErr: "must be a JSON array"},
-		{name: "malformed JSON: invalid UTF-8", parse: ParseTopologyKeys, value: "[\"\xff\"]", wantErr: "key"},
-		{name: "invalid characters", parse: ParseTopologyKeys, value: `["unit!","a b","-x","x/y/z","UPPER/ok"]`, wantErr: `key "unit!"`},
-		{name: "invalid characters, ordered", parse: ParseGridviewKeys, value: "unit;zone", wantErr: `key "unit;zone"`},
-		{name: "a control character", parse: ParseGridviewKeys, value: "unit\x00", wantErr: `key "unit\x00"`},
-		{name: "a huge key", parse: ParseTopologyKeys, value: `["` + hugeKey + `"]`, wantErr: "bytes)"},
-		{name: "a huge ordered key", parse: ParseGridviewKeys, value: hugeKey, wantErr: "bytes)"},
-		{name: "thousands of invalid keys", parse: ParseTopologyKeys, value: jsonOf(badKeys), wantErr: "more errors"},
-		{name: "thousands of invalid ordered keys", parse: ParseGridviewKeys, value: strings.Join(badKeys, ","), wantErr: "more errors"},
-		{name: "thousands of duplicates", parse: ParseGridviewKeys, value: strings.Repeat("unit,", 20000) + "unit", wantErr: "listed twice"},
-		{name: "* before thousands of keys", parse: ParseGridviewKeys, value: "*," + strings.Join(manyKeys(10000), ","), wantErr: "the 10000 keys after it"},
-		{name: "thousands of valid keys", parse: ParseTopologyKeys, value: jsonOf(manyKeys(10000)), wantKeys: 10000},
-		{name: "thousands of valid ordered keys", parse: ParseGridviewKeys, value: strings.Join(manyKeys(10000), ",") + ",*", wantKeys: 10001},
+		{name: "malformed JSON: unterminated", parse: topology.ParseTopologyKeys, value: `["unit"`, wantErr: "must be a JSON array"},
+		{name: "malformed JSON: an object", parse: topology.ParseTopologyKeys, value: `{"unit":1}`, wantErr: "must be a JSON array"},
+		{name: "malformed JSON: numbers", parse: topology.ParseTopologyKeys, value: `[1,2]`, wantErr: "must be a JSON array"},
+		{name: "malformed JSON: null", parse: topology.ParseTopologyKeys, value: `null`, wantErr: "lists no node label key"},
+		{name: "malformed JSON: nested", parse: topology.ParseTopologyKeys, value: `[["unit"]]`, wantErr: "must be a JSON array"},
+		{name: "malformed JSON: deeply nested", parse: topology.ParseTopologyKeys, value: strings.Repeat("[", 100000), wantErr: "must be a JSON array"},
+		{name: "malformed JSON: trailing garbage", parse: topology.ParseTopologyKeys, value: `["unit"]x`, wantErr: "must be a JSON array"},
+		{name: "malformed JSON: invalid UTF-8", parse: topology.ParseTopologyKeys, value: "[\"\xff\"]", wantErr: "key"},
+		{name: "invalid characters", parse: topology.ParseTopologyKeys, value: `["unit!","a b","-x","x/y/z","UPPER/ok"]`, wantErr: `key "unit!"`},
+		{name: "invalid characters, ordered", parse: topology.ParseGridviewKeys, value: "unit;zone", wantErr: `key "unit;zone"`},
+		{name: "a control character", parse: topology.ParseGridviewKeys, value: "unit\x00", wantErr: `key "unit\x00"`},
+		{name: "a huge key", parse: topology.ParseTopologyKeys, value: `["` + hugeKey + `"]`, wantErr: "bytes)"},
+		{name: "a huge ordered key", parse: topology.ParseGridviewKeys, value: hugeKey, wantErr: "bytes)"},
+		{name: "thousands of invalid keys", parse: topology.ParseTopologyKeys, value: jsonOf(badKeys), wantErr: "more errors"},
+		{name: "thousands of invalid ordered keys", parse: topology.ParseGridviewKeys, value: strings.Join(badKeys, ","), wantErr: "more errors"},
+		{name: "thousands of duplicates", parse: topology.ParseGridviewKeys, value: strings.Repeat("unit,", 20000) + "unit", wantErr: "listed twice"},
+		{name: "* before thousands of keys", parse: topology.ParseGridviewKeys, value: "*," + strings.Join(manyKeys(10000), ","), wantErr: "the 10000 keys after it"},
+		{name: "thousands of valid keys", parse: topology.ParseTopologyKeys, value: jsonOf(manyKeys(10000)), wantKeys: 10000},
+		{name: "thousands of valid ordered keys", parse: topology.ParseGridviewKeys, value: strings.Join(manyKeys(10000), ",") + ",*", wantKeys: 10001},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,8 +120,8 @@ func TestThousandsOfKeysAndEndpoints(t *testing.T) {
 		annotations map[string]string
 		mode        topologyapi.TopologyMode
 	}{
-		{name: "any-match", annotations: map[string]string{AnnotationTopologyKeys: `["` + strings.Join(append(keys, "unit"), `","`) + `"]`}, mode: topologyapi.TopologyModeAnyMatch},
-		{name: "ordered", annotations: map[string]string{AnnotationGridviewKeys: strings.Join(append(keys, "unit", "*"), ",")}, mode: topologyapi.TopologyModeOrdered},
+		{name: "any-match", annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + strings.Join(append(keys, "unit"), `","`) + `"]`}, mode: topologyapi.TopologyModeAnyMatch},
+		{name: "ordered", annotations: map[string]string{topology.AnnotationGridviewKeys: strings.Join(append(keys, "unit", "*"), ",")}, mode: topologyapi.TopologyModeOrdered},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -155,7 +156,7 @@ func TestThousandsOfKeysAndEndpoints(t *testing.T) {
 // and its views still come.
 func TestHostileAnnotationsLeaveServicesUnpruned(t *testing.T) {
 	for _, value := range []string{`[not json`, `["` + strings.Repeat("x", 200*1024) + `"]`, `["a b"]`, `[]`, `null`} {
-		e := twoUnits(map[string]string{AnnotationTopologyKeys: value}, endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true))
+		e := twoUnits(map[string]string{topology.AnnotationTopologyKeys: value}, endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true))
 		view, ok := e.View("edge-4", echo)
 		if !ok || view.Topology.Mode != topologyapi.TopologyModeNone || len(view.Slices[0].Endpoints) != 2 {
 			t.Errorf("%.40q: view %v %+v, want every endpoint", value, ok, view)
@@ -165,7 +166,7 @@ func TestHostileAnnotationsLeaveServicesUnpruned(t *testing.T) {
 		}
 		// The Service recovers when its annotation does.
 		e.SetService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: echo.Namespace, Name: echo.Name,
-			Annotations: map[string]string{AnnotationTopologyKeys: `["unit"]`}}})
+			Annotations: map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}}})
 		if view, _ := e.View("edge-4", echo); len(view.Slices[0].Endpoints) != 0 || e.Malformed(echo) != nil {
 			t.Errorf("%.40q, then fixed: edge-4 sees %v", value, view.Slices[0].Endpoints)
 		}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"cmp"
@@ -29,11 +29,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 var (
 	randomNodes      = []string{"edge-1", "edge-2", "edge-3", "edge-4", "edge-5", "edge-6"}
-	randomLabelKeys  = []string{"unit", "zone", KeyHostname}
+	randomLabelKeys  = []string{"unit", "zone", topology.KeyHostname}
 	randomValues     = []string{"a", "b", "c"}
 	randomServices   = []types.NamespacedName{{Namespace: "demo", Name: "s1"}, {Namespace: "demo", Name: "s2"}, {Namespace: "demo", Name: "s3"}, {Namespace: "other", Name: "s1"}}
 	randomSliceNames = []string{"x", "y", "z"}
@@ -45,11 +48,11 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3, 4, 5} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed))
-			engine, model := NewEngine(), newOracle()
-			before := model.allViews()
+			engine, model := topology.NewEngine(), topologytest.NewOracle()
+			before := model.AllViews()
 			for step := range 3000 {
 				what, got := randomChange(rng, engine, model)
-				after := model.allViews()
+				after := model.AllViews()
 				want := diffViews(before, after)
 				if !apiequality.Semantic.DeepEqual(got, want) {
 					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, got, want)
@@ -62,7 +65,7 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 				}
 				for _, node := range randomNodes {
 					for _, svc := range randomServices {
-						if _, ok := engine.View(node, svc); ok != (after[ViewKey{node, svc}] != nil) {
+						if _, ok := engine.View(node, svc); ok != (after[topology.ViewKey{Node: node, Service: svc}] != nil) {
 							t.Fatalf("step %d, %s: engine has a view of %s for %s: %v, oracle: %v", step, what, svc, node, ok, !ok)
 						}
 					}
@@ -74,27 +77,27 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 }
 
 // diffViews is the changed set by definition: views that appeared, went or differ.
-func diffViews(before, after map[ViewKey]*View) []Change {
-	var changed []Change
+func diffViews(before, after map[topology.ViewKey]*topology.View) []topology.Change {
+	var changed []topology.Change
 	for key, view := range before {
 		if current, ok := after[key]; !ok || !apiequality.Semantic.DeepEqual(view, current) {
-			changed = append(changed, Change{Key: key, Old: view, New: current})
+			changed = append(changed, topology.Change{Key: key, Old: view, New: current})
 		}
 	}
 	for key, current := range after {
 		if _, ok := before[key]; !ok {
-			changed = append(changed, Change{Key: key, New: current})
+			changed = append(changed, topology.Change{Key: key, New: current})
 		}
 	}
-	slices.SortFunc(changed, func(a, b Change) int { return compareViewKeys(a.Key, b.Key) })
+	slices.SortFunc(changed, func(a, b topology.Change) int { return compareViewKeys(a.Key, b.Key) })
 	return changed
 }
 
-func compareViewKeys(a, b ViewKey) int {
-	return cmp.Or(compareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
+func compareViewKeys(a, b topology.ViewKey) int {
+	return cmp.Or(topology.CompareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
 }
 
-func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []Change) {
+func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle) (string, []topology.Change) {
 	pick := func(n int) int { return rng.IntN(n) }
 	switch pick(6) {
 	case 0:
@@ -105,11 +108,11 @@ func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []Chan
 				labels[key] = randomValues[pick(len(randomValues))]
 			}
 		}
-		model.nodes[name] = labels
+		model.Nodes[name] = labels
 		return fmt.Sprintf("set node %s %v", name, labels), engine.SetNode(name, labels)
 	case 1:
 		name := randomNodes[pick(len(randomNodes))]
-		delete(model.nodes, name)
+		delete(model.Nodes, name)
 		return "delete node " + name, engine.DeleteNode(name)
 	case 2:
 		key := randomServices[pick(len(randomServices))]
@@ -120,20 +123,20 @@ func randomChange(rng *rand.Rand, engine *Engine, model *oracle) (string, []Chan
 		if pick(10) == 0 {
 			svc.Spec.Type = corev1.ServiceTypeExternalName
 		}
-		model.services[key] = svc
+		model.Services[key] = svc
 		return fmt.Sprintf("set service %s %v %v %s", key, svc.Labels, svc.Annotations, svc.Spec.Type), engine.SetService(svc)
 	case 3:
 		key := randomServices[pick(len(randomServices))]
-		delete(model.services, key)
+		delete(model.Services, key)
 		return "delete service " + key.String(), engine.DeleteService(key)
 	case 4:
 		slice := randomSlice(rng)
-		model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+		model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 		return fmt.Sprintf("set slice %s/%s of %q", slice.Namespace, slice.Name, slice.Labels[discoveryv1.LabelServiceName]), engine.SetEndpointSlice(slice)
 	default:
 		svc := randomServices[pick(len(randomServices))]
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name + "-" + randomSliceNames[pick(len(randomSliceNames))]}
-		delete(model.slices, key)
+		delete(model.Slices, key)
 		return "delete slice " + key.String(), engine.DeleteEndpointSlice(key)
 	}
 }
@@ -142,18 +145,18 @@ func randomAnnotations(rng *rand.Rand) map[string]string {
 	annotations := map[string]string{}
 	switch rng.IntN(8) {
 	case 0:
-		annotations[AnnotationTopologyKeys] = `["unit"]`
+		annotations[topology.AnnotationTopologyKeys] = `["unit"]`
 	case 1:
-		annotations[AnnotationTopologyKeys] = `["zone","unit"]`
+		annotations[topology.AnnotationTopologyKeys] = `["zone","unit"]`
 	case 2:
-		annotations[AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
+		annotations[topology.AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
 	case 3:
-		annotations[AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*"}[rng.IntN(4)]
+		annotations[topology.AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*"}[rng.IntN(4)]
 	case 4:
-		annotations[AnnotationGridviewKeys] = []string{"*,unit", "unit,,zone", "", "bad key"}[rng.IntN(4)]
+		annotations[topology.AnnotationGridviewKeys] = []string{"*,unit", "unit,,zone", "", "bad key"}[rng.IntN(4)]
 	case 5:
-		annotations[AnnotationGridviewKeys] = "unit,*"
-		annotations[AnnotationTopologyKeys] = `["zone"]`
+		annotations[topology.AnnotationGridviewKeys] = "unit,*"
+		annotations[topology.AnnotationTopologyKeys] = `["zone"]`
 	}
 	return annotations
 }

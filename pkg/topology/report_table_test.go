@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"encoding/json"
@@ -26,16 +26,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // measureWAN compares the JSON bytes of a node's NodeEndpoints (all Services,
 // averaged over nodes) with those of every EndpointSlice of the cluster.
-func (r *report) measureWAN(e *Engine, s *edge10k, nodes []string) {
+func (r *report) measureWAN(e *topology.Engine, s *edge10k, nodes []string) {
 	for _, node := range nodes {
 		for _, svc := range e.Services("") {
 			view, _ := e.View(node, svc)
 			r.viewBytes += jsonSize(&topologyapi.NodeEndpoints{
-				ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: Name(node, svc.Name)},
+				ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: topology.Name(node, svc.Name)},
 				NodeName:   node, ServiceName: svc.Name, Topology: view.Topology, Slices: view.Slices,
 			})
 		}
@@ -72,7 +73,7 @@ func (r *report) print() {
 	}
 	fmt.Fprintf(w, "Go heap after GC (engine and inputs)\t %d MiB\t < 1024 MiB\t %s\t \t \t \t \t\n", r.heap>>20, heapStatus)
 	w.Flush()
-	fmt.Printf("oracle: oracle_test.go's brute force run on every node as a per-node wrapper would, recomputing every view of the node or only its view of the changed Service; timed on %d of %d nodes (%d views for every view) and scaled.\n",
+	fmt.Printf("oracle: topologytest.Oracle's brute force run on every node as a per-node wrapper would, recomputing every view of the node or only its view of the changed Service; timed on %d of %d nodes (%d views for every view) and scaled.\n",
 		r.sampleNodes, 10000, r.oracleViews)
 	fmt.Printf("WAN: one node's NodeEndpoints for all Services %d KiB as JSON; every EndpointSlice of the cluster %d KiB; %.1fx less per node.\n",
 		r.viewBytes>>10, r.clusterBytes>>10, r.wanRatio)

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"runtime"
@@ -27,6 +27,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 // edge10kReport is measured once per test binary: the table is the same for
@@ -78,7 +81,7 @@ func measureEdge10k() *report {
 	}
 	r := &report{sampleNodes: 50}
 	start := time.Now()
-	e := NewEngine()
+	e := topology.NewEngine()
 	e.Load(nodes, s.services, s.slices)
 	r.rows = append(r.rows, reportRow{change: "build the index from scratch (Load)", metric: "build", engine: time.Since(start), target: 3 * time.Second})
 	runtime.GC()
@@ -99,7 +102,7 @@ func measureEdge10k() *report {
 		start := time.Now()
 		for _, node := range sample {
 			for _, svc := range services {
-				oracles[svc].view(node, oracles[svc].services[svc])
+				oracles[svc].View(node, oracles[svc].Services[svc])
 			}
 		}
 		return time.Since(start) * time.Duration(len(s.nodes)) / time.Duration(len(sample))
@@ -112,7 +115,7 @@ func measureEdge10k() *report {
 		original := s.slice(tc.slice)
 		grown := original.DeepCopy()
 		grown.Endpoints = append(grown.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.255.0.1"}, NodeName: ptr.To("node-00042")})
-		row := measureChange(tc.name, tc.metric, func(i int) []Change {
+		row := measureChange(tc.name, tc.metric, func(i int) []topology.Change {
 			if i%2 == 0 {
 				return e.SetEndpointSlice(grown)
 			}
@@ -123,7 +126,7 @@ func measureEdge10k() *report {
 	}
 
 	old, moved := s.nodes["node-00042"], map[string]string{"unit": "unit-0999", "zone": "zone-9"}
-	row := measureChange("one node moved to another grid unit", "node-moved", func(i int) []Change {
+	row := measureChange("one node moved to another grid unit", "node-moved", func(i int) []topology.Change {
 		if i%2 == 0 {
 			return e.SetNode("node-00042", moved)
 		}
@@ -135,8 +138,8 @@ func measureEdge10k() *report {
 	r.rows = append(r.rows, row)
 
 	plain, ordered := s.services[0].DeepCopy(), s.services[0].DeepCopy()
-	ordered.Annotations = map[string]string{AnnotationGridviewKeys: "unit,zone,*"}
-	row = measureChange("one Service's annotation changed", "annotation", func(i int) []Change {
+	ordered.Annotations = map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
+	row = measureChange("one Service's annotation changed", "annotation", func(i int) []topology.Change {
 		if i%2 == 0 {
 			return e.SetService(ordered)
 		}
@@ -155,7 +158,7 @@ func measureEdge10k() *report {
 
 // measureChange runs a change and its undo 20 times in all and returns their
 // mean.
-func measureChange(name, metric string, change func(i int) []Change) reportRow {
+func measureChange(name, metric string, change func(i int) []topology.Change) reportRow {
 	const runs = 20
 	row := reportRow{change: name, metric: metric}
 	start := time.Now()
@@ -169,17 +172,17 @@ func measureChange(name, metric string, change func(i int) []Change) reportRow {
 // perServiceOracles returns an oracle per Service holding only its slices, as
 // a wrapper's informer cache indexed by Service would: the oracle then pays
 // for recomputing views, not for finding slices.
-func perServiceOracles(s *edge10k) map[types.NamespacedName]*oracle {
-	out := map[types.NamespacedName]*oracle{}
+func perServiceOracles(s *edge10k) map[types.NamespacedName]*topologytest.Oracle {
+	out := map[types.NamespacedName]*topologytest.Oracle{}
 	for _, svc := range s.services {
-		o := newOracle()
-		o.nodes = s.nodes
+		o := topologytest.NewOracle()
+		o.Nodes = s.nodes
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-		o.services[key] = svc
+		o.Services[key] = svc
 		out[key] = o
 	}
 	for _, slice := range s.slices {
-		out[serviceOf(slice)].slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+		out[serviceOf(slice)].Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 	}
 	return out
 }

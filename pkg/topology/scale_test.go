@@ -14,13 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+package topology_test
 
 import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"testing"
 
@@ -30,6 +29,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 // TestRandomChangesAtScaleMatchTheOracle is TestRandomChangesMatchTheOracle
@@ -40,11 +42,11 @@ import (
 func TestRandomChangesAtScaleMatchTheOracle(t *testing.T) {
 	for _, seed := range []uint64{11, 12, 13} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			sc := &scaled{rng: rand.New(rand.NewPCG(seed, seed)), engine: NewEngine(), model: newOracle()}
-			before := sc.model.allViews()
+			sc := &scaled{rng: rand.New(rand.NewPCG(seed, seed)), engine: topology.NewEngine(), model: topologytest.NewOracle()}
+			before := sc.model.AllViews()
 			for step := range 1000 {
 				what, got := sc.change()
-				after := sc.model.allViews()
+				after := sc.model.AllViews()
 				if want := diffViews(before, after); !apiequality.Semantic.DeepEqual(got, want) {
 					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, changedKeys(got), changedKeys(want))
 				}
@@ -62,25 +64,16 @@ func TestRandomChangesAtScaleMatchTheOracle(t *testing.T) {
 
 // checkIndexes compares what the engine derived incrementally with what it
 // derives from scratch.
-func checkIndexes(t *testing.T, context string, e *Engine, model *oracle) {
+func checkIndexes(t *testing.T, context string, e *topology.Engine, model *topologytest.Oracle) {
 	t.Helper()
 	var nodes []*corev1.Node
-	for name, labels := range model.nodes {
+	for name, labels := range model.Nodes {
 		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 	}
-	fresh := NewEngine()
-	fresh.Load(nodes, slices.Collect(maps.Values(model.services)), slices.Collect(maps.Values(model.slices)))
-	for name, pair := range map[string][2]any{
-		"byLabel":      {e.byLabel, fresh.byLabel},
-		"keyServices":  {e.keyServices, fresh.keyServices},
-		"tiers":        {e.tiers, fresh.tiers},
-		"tierServices": {e.tierServices, fresh.tierServices},
-		"nodeServices": {e.nodeServices, fresh.nodeServices},
-		"serviceNodes": {e.serviceNodes, fresh.serviceNodes},
-	} {
-		if !reflect.DeepEqual(pair[0], pair[1]) {
-			t.Fatalf("%s: %s\n got %+v\nwant %+v", context, name, pair[0], pair[1])
-		}
+	fresh := topology.NewEngine()
+	fresh.Load(nodes, slices.Collect(maps.Values(model.Services)), slices.Collect(maps.Values(model.Slices)))
+	if err := topology.CheckIndexes(e, fresh); err != nil {
+		t.Fatalf("%s: %v", context, err)
 	}
 }
 
@@ -88,8 +81,8 @@ func checkIndexes(t *testing.T, context string, e *Engine, model *oracle) {
 // units over 3 zones, 6 Services, up to 3 slices each.
 type scaled struct {
 	rng    *rand.Rand
-	engine *Engine
-	model  *oracle
+	engine *topology.Engine
+	model  *topologytest.Oracle
 }
 
 func (sc *scaled) pick(n int) int { return sc.rng.IntN(n) }
@@ -109,7 +102,7 @@ func (sc *scaled) labels() map[string]string {
 		labels["zone"] = fmt.Sprintf("z%d", sc.pick(3))
 	}
 	if sc.pick(4) == 0 {
-		labels[KeyHostname] = fmt.Sprintf("h%d", sc.pick(3))
+		labels[topology.KeyHostname] = fmt.Sprintf("h%d", sc.pick(3))
 	}
 	return labels
 }
@@ -129,39 +122,39 @@ func (sc *scaled) endpoint() discoveryv1.Endpoint {
 	return ep
 }
 
-func (sc *scaled) change() (string, []Change) {
+func (sc *scaled) change() (string, []topology.Change) {
 	switch n := sc.pick(20); {
 	case n < 4:
 		// One label of a node, as a node moving between units does.
 		name := sc.node()
 		labels := map[string]string{}
-		for key, value := range sc.model.nodes[name] {
+		for key, value := range sc.model.Nodes[name] {
 			labels[key] = value
 		}
 		fresh := sc.labels()
-		key := []string{"unit", "zone", KeyHostname}[sc.pick(3)]
+		key := []string{"unit", "zone", topology.KeyHostname}[sc.pick(3)]
 		if value, ok := fresh[key]; ok {
 			labels[key] = value
 		} else {
 			delete(labels, key)
 		}
-		sc.model.nodes[name] = labels
+		sc.model.Nodes[name] = labels
 		return fmt.Sprintf("set node %s %v", name, labels), sc.engine.SetNode(name, labels)
 	case n < 5:
 		name := sc.node()
-		delete(sc.model.nodes, name)
+		delete(sc.model.Nodes, name)
 		return "delete node " + name, sc.engine.DeleteNode(name)
 	case n < 7:
 		key := sc.service()
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(sc.rng)}}
 		if sc.pick(8) == 0 {
-			svc.Annotations = map[string]string{AnnotationGridviewKeys: "zone,kubernetes.io/hostname,*"}
+			svc.Annotations = map[string]string{topology.AnnotationGridviewKeys: "zone,kubernetes.io/hostname,*"}
 		}
-		sc.model.services[key] = svc
+		sc.model.Services[key] = svc
 		return fmt.Sprintf("set service %s %v", key, svc.Annotations), sc.engine.SetService(svc)
 	case n < 8:
 		key := sc.service()
-		delete(sc.model.services, key)
+		delete(sc.model.Services, key)
 		return "delete service " + key.String(), sc.engine.DeleteService(key)
 	case n < 10:
 		key := sc.service()
@@ -172,12 +165,12 @@ func (sc *scaled) change() (string, []Change) {
 		for range sc.pick(12) {
 			slice.Endpoints = append(slice.Endpoints, sc.endpoint())
 		}
-		sc.model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+		sc.model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 		return "set slice " + slice.Name, sc.engine.SetEndpointSlice(slice)
 	case n < 11:
 		key := sc.service()
 		name := types.NamespacedName{Namespace: key.Namespace, Name: fmt.Sprintf("%s-%d", key.Name, sc.pick(3))}
-		delete(sc.model.slices, name)
+		delete(sc.model.Slices, name)
 		return "delete slice " + name.Name, sc.engine.DeleteEndpointSlice(name)
 	default:
 		return sc.editEndpoint()
@@ -186,16 +179,16 @@ func (sc *scaled) change() (string, []Change) {
 
 // editEndpoint adds, removes, replaces or moves one endpoint of a slice,
 // keeping the rest of it.
-func (sc *scaled) editEndpoint() (string, []Change) {
+func (sc *scaled) editEndpoint() (string, []topology.Change) {
 	var names []types.NamespacedName
-	for name := range sc.model.slices {
+	for name := range sc.model.Slices {
 		names = append(names, name)
 	}
 	if len(names) == 0 {
 		return "no slice to edit", nil
 	}
-	slices.SortFunc(names, compareServices)
-	slice := sc.model.slices[names[sc.pick(len(names))]].DeepCopy()
+	slices.SortFunc(names, topology.CompareServices)
+	slice := sc.model.Slices[names[sc.pick(len(names))]].DeepCopy()
 	eps := slice.Endpoints
 	what := "add"
 	switch i := sc.pick(len(eps) + 1); {
@@ -209,9 +202,9 @@ func (sc *scaled) editEndpoint() (string, []Change) {
 		eps[i] = sc.endpoint()
 	default:
 		what, i = "flip readiness of", i%len(eps)
-		eps[i].Conditions.Ready = ptr.To(!ready(&eps[i]))
+		eps[i].Conditions.Ready = ptr.To(!topology.Ready(&eps[i]))
 	}
 	slice.Endpoints = eps
-	sc.model.slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+	sc.model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 	return what + " an endpoint of " + slice.Name, sc.engine.SetEndpointSlice(slice)
 }

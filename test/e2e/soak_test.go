@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -34,6 +35,7 @@ import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 // soakInformer is one node's informer on its NodeEndpoints, as a wrapper
@@ -50,9 +52,9 @@ type soakInformer struct {
 
 // Watch consistency under churn: 200 field-selected informers, one per node,
 // through a seeded stream of relabels, annotation and endpoint changes. At
-// checkpoints every informer equals a fresh list and a from-scratch
-// computation of the views; when the informers leave, so do the server's
-// watchers and goroutines.
+// checkpoints every informer equals a fresh list and the brute-force oracle's
+// views; when the informers leave, so do the server's watchers and
+// goroutines.
 func TestSoakNodeEndpointsInformersStayConsistent(t *testing.T) {
 	s := newSoakCluster(t)
 	baseline := gridviewStats(t)
@@ -151,7 +153,7 @@ func (si *soakInformer) observe(obj any, markers *markerTimes) {
 }
 
 // checkConverged waits until every informer equals a fresh list of its
-// node's views, then checks those against views computed from scratch from
+// node's views, then checks those against the brute-force oracle's views of
 // the cluster's Nodes, Services and EndpointSlices.
 func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, when string) {
 	t.Helper()
@@ -178,23 +180,29 @@ func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, whe
 		return nil
 	})
 
-	oracle := fromScratch(t, s.ns)
+	oracle := freshOracle(t, s.ns)
 	for _, si := range informers {
 		for _, obj := range si.informer.GetStore().List() {
 			view := obj.(*topologyv1alpha1.NodeEndpoints)
-			want, ok := oracle.View(si.node, types.NamespacedName{Namespace: s.ns, Name: view.ServiceName})
-			if !ok || string(view.Topology.Mode) != string(want.Topology.Mode) || view.Topology.MatchedKey != want.Topology.MatchedKey ||
-				!slices.Equal(addresses(view), engineAddresses(want)) {
-				t.Fatalf("%s: %s's view %v (%s %q) differs from the one computed from scratch %v (%s %q)", when, si.node,
-					addresses(view), view.Topology.Mode, view.Topology.MatchedKey, engineAddresses(want), want.Topology.Mode, want.Topology.MatchedKey)
+			svc, ok := oracle.Services[types.NamespacedName{Namespace: s.ns, Name: view.ServiceName}]
+			_, known := oracle.Nodes[si.node]
+			if !ok || !known || svc.Spec.Type == corev1.ServiceTypeExternalName {
+				t.Fatalf("%s: %s has a view of %s, which the oracle has not (Service %v, node %v)", when, si.node, view.ServiceName, ok, known)
+			}
+			want := oracle.View(si.node, svc)
+			if string(view.Topology.Mode) != string(want.Topology.Mode) || view.Topology.MatchedKey != want.Topology.MatchedKey ||
+				!slices.Equal(addresses(view), oracleAddresses(want)) {
+				t.Fatalf("%s: %s's view %v (%s %q) differs from the oracle's %v (%s %q)", when, si.node,
+					addresses(view), view.Topology.Mode, view.Topology.MatchedKey, oracleAddresses(want), want.Topology.Mode, want.Topology.MatchedKey)
 			}
 		}
 	}
 }
 
-// fromScratch computes every view of ns from a fresh read of the cluster,
-// with nothing incremental: the reference the server's views must equal.
-func fromScratch(t *testing.T, ns string) *topology.Engine {
+// freshOracle reads the cluster's Nodes and ns's Services and EndpointSlices
+// afresh into the brute-force oracle: the reference the server's views must
+// equal.
+func freshOracle(t *testing.T, ns string) *topologytest.Oracle {
 	t.Helper()
 	ctx := context.Background()
 	nodes, err := kubeClient.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -209,20 +217,22 @@ func fromScratch(t *testing.T, ns string) *topology.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine := topology.NewEngine()
-	engine.Load(pointers(nodes.Items), pointers(services.Items), pointers(endpointSlices.Items))
-	return engine
-}
-
-func pointers[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
+	oracle := topologytest.NewOracle()
+	for i := range nodes.Items {
+		oracle.Nodes[nodes.Items[i].Name] = nodes.Items[i].Labels
 	}
-	return out
+	for i := range services.Items {
+		svc := &services.Items[i]
+		oracle.Services[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}] = svc
+	}
+	for i := range endpointSlices.Items {
+		slice := &endpointSlices.Items[i]
+		oracle.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+	}
+	return oracle
 }
 
-func engineAddresses(view *topology.View) []string {
+func oracleAddresses(view *topology.View) []string {
 	var out []string
 	for _, slice := range view.Slices {
 		for _, ep := range slice.Endpoints {

@@ -14,7 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package topology
+// Package topologytest provides a brute-force reference of the topology
+// engine's views, for tests.
+package topologytest
 
 import (
 	"slices"
@@ -25,52 +27,59 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
-// oracle is a deliberately simple model of the semantics in DESIGN.md: it
-// keeps the raw objects and recomputes every view from scratch, sharing no
-// code with the engine but the annotation parsers.
-type oracle struct {
-	nodes    map[string]map[string]string
-	services map[types.NamespacedName]*corev1.Service
-	slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
+// Oracle is a deliberately simple model of the semantics in DESIGN.md, a
+// reference for tests of topology.Engine: it keeps the raw objects and
+// recomputes every view from scratch, sharing no code with the engine but
+// the annotation parsers. It is slow by design; do not use it outside tests.
+type Oracle struct {
+	// Nodes maps a node's name to its labels.
+	Nodes    map[string]map[string]string
+	Services map[types.NamespacedName]*corev1.Service
+	Slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
 }
 
-func newOracle() *oracle {
-	return &oracle{
-		nodes:    map[string]map[string]string{},
-		services: map[types.NamespacedName]*corev1.Service{},
-		slices:   map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+// NewOracle returns an empty Oracle.
+func NewOracle() *Oracle {
+	return &Oracle{
+		Nodes:    map[string]map[string]string{},
+		Services: map[types.NamespacedName]*corev1.Service{},
+		Slices:   map[types.NamespacedName]*discoveryv1.EndpointSlice{},
 	}
 }
 
-func (o *oracle) allViews() map[ViewKey]*View {
-	out := map[ViewKey]*View{}
-	for key, svc := range o.services {
+// AllViews returns every view there is: one per known node and Service that
+// is not an ExternalName.
+func (o *Oracle) AllViews() map[topology.ViewKey]*topology.View {
+	out := map[topology.ViewKey]*topology.View{}
+	for key, svc := range o.Services {
 		if svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue
 		}
-		for node := range o.nodes {
-			out[ViewKey{Node: node, Service: key}] = o.view(node, svc)
+		for node := range o.Nodes {
+			out[topology.ViewKey{Node: node, Service: key}] = o.View(node, svc)
 		}
 	}
 	return out
 }
 
-func (o *oracle) view(node string, svc *corev1.Service) *View {
+// View computes node's view of svc.
+func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 	mode, keys := topologyapi.TopologyModeNone, []string(nil)
-	if value, ok := svc.Annotations[AnnotationGridviewKeys]; ok {
-		if parsed, err := ParseGridviewKeys(value); err == nil {
+	if value, ok := svc.Annotations[topology.AnnotationGridviewKeys]; ok {
+		if parsed, err := topology.ParseGridviewKeys(value); err == nil {
 			mode, keys = topologyapi.TopologyModeOrdered, parsed
 		}
-	} else if value, ok := svc.Annotations[AnnotationTopologyKeys]; ok {
-		if parsed, err := ParseTopologyKeys(value); err == nil {
+	} else if value, ok := svc.Annotations[topology.AnnotationTopologyKeys]; ok {
+		if parsed, err := topology.ParseTopologyKeys(value); err == nil {
 			mode, keys = topologyapi.TopologyModeAnyMatch, parsed
 		}
 	}
 
 	var source []*discoveryv1.EndpointSlice
-	for _, slice := range o.slices {
+	for _, slice := range o.Slices {
 		if slice.Namespace == svc.Namespace && slice.Labels[discoveryv1.LabelServiceName] == svc.Name {
 			source = append(source, slice)
 		}
@@ -81,17 +90,17 @@ func (o *oracle) view(node string, svc *corev1.Service) *View {
 		if ep.NodeName == nil {
 			return false
 		}
-		theirs, known := o.nodes[*ep.NodeName]
-		mine, hasMine := o.nodes[node][key]
+		theirs, known := o.Nodes[*ep.NodeName]
+		mine, hasMine := o.Nodes[node][key]
 		theirValue, hasTheirs := theirs[key]
 		return known && hasMine && hasTheirs && mine == theirValue
 	}
 	inTier := func(key string, ep discoveryv1.Endpoint) bool {
 		switch key {
-		case KeyAny:
+		case topology.KeyAny:
 			return true
-		case KeyHostname:
-			_, known := o.nodes[node]
+		case topology.KeyHostname:
+			_, known := o.Nodes[node]
 			return known && ep.NodeName != nil && *ep.NodeName == node
 		}
 		return sameValue(key, ep)
@@ -144,7 +153,7 @@ func (o *oracle) view(node string, svc *corev1.Service) *View {
 		keep = func(ep discoveryv1.Endpoint) bool { return matched != "" && inTier(matched, ep) }
 	}
 
-	view := &View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
+	view := &topology.View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
 	for _, slice := range source {
 		out := topologyapi.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
 		for _, ep := range slice.Endpoints {
