@@ -29,12 +29,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -102,15 +101,7 @@ func run(m *testing.M) int {
 // testNamespace creates a namespace for one test and deletes it afterwards.
 func testNamespace(t *testing.T) string {
 	t.Helper()
-	ns, err := kubeClient.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating a test namespace: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = kubeClient.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
+	return framework.Namespace(t, kubeClient, "e2e-")
 }
 
 // kubectl runs kubectl against the local cluster and returns its output.

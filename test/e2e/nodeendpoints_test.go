@@ -19,22 +19,20 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 const unitKey = "superedge.io/nodeunit"
@@ -106,45 +104,11 @@ func (s site) writeSlice(t *testing.T, service string, endpoints map[string]stri
 // in ns, with ready endpoints by address on nodes.
 func writeEndpointSlice(t *testing.T, ns, service string, endpoints map[string]string) {
 	t.Helper()
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: service + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: service}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
-	}
-	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{address}, NodeName: ptr.To(endpoints[address]),
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-		})
-	}
-	ctx := context.Background()
-	client := kubeClient.DiscoveryV1().EndpointSlices(ns)
-	if _, err := client.Create(ctx, slice, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		current, getErr := client.Get(ctx, slice.Name, metav1.GetOptions{})
-		if getErr != nil {
-			t.Fatal(getErr)
-		}
-		slice.ResourceVersion = current.ResourceVersion
-		_, err = client.Update(ctx, slice, metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	framework.WriteEndpointSlice(t, kubeClient, ns, service, endpoints)
 }
 
 // addresses lists the endpoint addresses of a view, sorted.
-func addresses(view *topologyv1alpha1.NodeEndpoints) []string {
-	var out []string
-	for _, slice := range view.Slices {
-		for _, ep := range slice.Endpoints {
-			out = append(out, ep.Addresses...)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func addresses(view *topologyv1alpha1.NodeEndpoints) []string { return framework.Addresses(view) }
 
 // viewsOf returns a node's views in the site's namespace by Service name.
 func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, error) {

@@ -19,23 +19,20 @@ package ha
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -44,15 +41,7 @@ const unitKey = "superedge.io/nodeunit"
 // testNamespace creates a namespace for one test and deletes it afterwards.
 func testNamespace(t *testing.T) string {
 	t.Helper()
-	ns, err := kubeClient.CoreV1().Namespaces().Create(context.Background(),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ha-"}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating a test namespace: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = kubeClient.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
-	})
-	return ns.Name
+	return framework.Namespace(t, kubeClient, "ha-")
 }
 
 // eventually waits for check to succeed; see localcluster.Eventually.
@@ -106,42 +95,15 @@ func (s site) relabel(ctx context.Context, client kubernetes.Interface, node, un
 // endpoints by address on the site's nodes.
 func (s site) writeSlice(t *testing.T, endpoints map[string]string) {
 	t.Helper()
-	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: "grid-x", Labels: map[string]string{discoveryv1.LabelServiceName: "grid"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+	onNodes := map[string]string{}
+	for address, node := range endpoints {
+		onNodes[address] = s.node(node)
 	}
-	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
-		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{address}, NodeName: ptr.To(s.node(endpoints[address])),
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
-		})
-	}
-	ctx := context.Background()
-	slices := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
-	current, err := slices.Get(ctx, slice.Name, metav1.GetOptions{})
-	if err == nil {
-		slice.ResourceVersion = current.ResourceVersion
-		_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
-	} else {
-		_, err = slices.Create(ctx, slice, metav1.CreateOptions{})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	framework.WriteEndpointSlice(t, kubeClient, s.ns, "grid", onNodes)
 }
 
 // addresses returns a view's endpoint addresses, sorted.
-func addresses(view *topologyv1alpha1.NodeEndpoints) []string {
-	var out []string
-	for _, slice := range view.Slices {
-		for _, ep := range slice.Endpoints {
-			out = append(out, ep.Addresses...)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+func addresses(view *topologyv1alpha1.NodeEndpoints) []string { return framework.Addresses(view) }
 
 // content is what a view says, without its resourceVersion, which differs
 // per replica by design.

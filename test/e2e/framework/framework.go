@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package framework holds what the end-to-end suites (test/e2e and
+// test/e2e/ha) do alike against a running cluster.
+package framework
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+// Namespace creates a namespace with a generated name for one test and
+// deletes it afterwards.
+func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string {
+	t.Helper()
+	ns, err := client.CoreV1().Namespaces().Create(context.Background(),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a test namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
+	})
+	return ns.Name
+}
+
+// WriteEndpointSlice creates or replaces the one EndpointSlice of a Service
+// in ns, <service>-x, with ready endpoints by address on nodes: no
+// EndpointSlice controller runs on the test clusters.
+func WriteEndpointSlice(t testing.TB, client kubernetes.Interface, ns, service string, endpoints map[string]string) {
+	t.Helper()
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: service + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+	}
+	for _, address := range slices.Sorted(maps.Keys(endpoints)) {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses: []string{address}, NodeName: ptr.To(endpoints[address]),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+		})
+	}
+	ctx := context.Background()
+	slices := client.DiscoveryV1().EndpointSlices(ns)
+	_, err := slices.Create(ctx, slice, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		var current *discoveryv1.EndpointSlice
+		if current, err = slices.Get(ctx, slice.Name, metav1.GetOptions{}); err == nil {
+			slice.ResourceVersion = current.ResourceVersion
+			_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
+		}
+	}
+	if err != nil {
+		t.Fatalf("writing the EndpointSlice of %s/%s: %v", ns, service, err)
+	}
+}
+
+// Addresses lists the endpoint addresses of a view, sorted.
+func Addresses(view *topologyv1alpha1.NodeEndpoints) []string {
+	var out []string
+	for _, slice := range view.Slices {
+		for _, ep := range slice.Endpoints {
+			out = append(out, ep.Addresses...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
