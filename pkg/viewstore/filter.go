@@ -93,8 +93,11 @@ func (f Filter) matches(key topology.ViewKey, serviceLabels map[string]string) b
 }
 
 // candidates narrows the views to visit with the exact matches the filter
-// requires; the caller still checks each with matches.
-func (f Filter) candidates(nodes []string, services []types.NamespacedName) ([]string, []types.NamespacedName) {
+// requires; the caller still checks each with matches. Every node, sorted,
+// is asked of allNodes only when the filter names none: a node's watch or
+// list is the common case, and should not sort a whole cluster's nodes.
+func (f Filter) candidates(allNodes func() []string, services []types.NamespacedName) ([]string, []types.NamespacedName) {
+	var nodes []string
 	if node, ok := f.node(); ok {
 		nodes = []string{node}
 	}
@@ -110,6 +113,9 @@ func (f Filter) candidates(nodes []string, services []types.NamespacedName) ([]s
 	}
 	if service, ok := f.service(); ok {
 		services = keepService(services, service)
+	}
+	if nodes == nil {
+		nodes = allNodes()
 	}
 	return nodes, services
 }

@@ -53,7 +53,7 @@ var errNotLoaded = apierrors.NewServiceUnavailable("the node views are not loade
 // continue tokens use: by namespace, node, then Service, starting after
 // position (nil: from the start). visit returns false to stop.
 func (s *Store) forEach(f Filter, after *position, visit func(topology.ViewKey) bool) {
-	nodes, services := f.candidates(s.engine.Nodes(), s.engine.Services(f.Namespace))
+	nodes, services := f.candidates(s.engine.Nodes, s.engine.Services(f.Namespace))
 	for len(services) > 0 {
 		namespace := services[0].Namespace
 		end := slices.IndexFunc(services, func(svc types.NamespacedName) bool { return svc.Namespace != namespace })
