@@ -153,9 +153,13 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 			return err
 		})
 		waitReady(t, s.ns, "after", 30*time.Second)
-		if _, err := grids.Get(ctx, "before", metav1.GetOptions{}); err != nil {
-			t.Errorf("get the ServiceGrid written before the outage: %v", err)
-		}
+		// The write above may have reached one replica only; the other's etcd
+		// guard probes at most once a second, so it may answer 503 for up to
+		// a second more.
+		eventually(t, 5*time.Second, "the ServiceGrid written before the outage", func(ctx context.Context) error {
+			_, err := grids.Get(ctx, "before", metav1.GetOptions{})
+			return err
+		})
 		// Both replicas, whichever the aggregator picks, write again.
 		for _, r := range replicas {
 			eventually(t, 30*time.Second, r.Name+" readyz", func(ctx context.Context) error {
