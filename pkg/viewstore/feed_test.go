@@ -25,13 +25,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 )
 
 func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 	kube := fake.NewClientset(node("edge-1", "a"), service("demo", "echo", nil, anyMatchUnit))
+	// The fake clientset's watch does not resume from a resourceVersion: an
+	// object created between an informer's list and its watch is lost. Wait
+	// for the three watches before creating any.
+	watching := make(chan struct{}, 3)
+	kube.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := kube.Tracker().Watch(action.GetResource(), action.GetNamespace())
+		watching <- struct{}{}
+		return true, w, err
+	})
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	store := New(testOptions)
 	recorder := record.NewFakeRecorder(10)
@@ -43,6 +54,13 @@ func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 	defer cancel()
 	factory.Start(ctx.Done())
 	go feed.Run(ctx)
+	for range 3 {
+		select {
+		case <-watching:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the informers did not start watching")
+		}
+	}
 
 	endpointsOf := func(name string) func(context.Context) (bool, error) {
 		return func(context.Context) (bool, error) {
