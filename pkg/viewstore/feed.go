@@ -166,10 +166,17 @@ func (f *Feed) apply(key inputKey) {
 		}
 	case err != nil:
 		klog.ErrorS(err, "Cannot read a changed object", "kind", key.kind, "key", key.NamespacedName)
-	case f.applied[key] != obj.GetResourceVersion():
+	case !f.isApplied(key, obj.GetResourceVersion()):
 		f.set(obj)
 		f.applied[key] = obj.GetResourceVersion()
 	}
+}
+
+// isApplied says whether the store has this object at this resourceVersion;
+// an object it has never seen is not, whatever its resourceVersion.
+func (f *Feed) isApplied(key inputKey, resourceVersion string) bool {
+	applied, ok := f.applied[key]
+	return ok && applied == resourceVersion
 }
 
 func (f *Feed) get(key inputKey) (metav1.Object, error) {
