@@ -15,7 +15,7 @@ FUZZ_TIME ?= 20000x
 # How long make soak churns (make test runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build tools run test test-unit test-fuzz test-e2e soak bench \
+.PHONY: all build prereqs tools run test test-unit test-fuzz test-e2e soak bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -25,18 +25,23 @@ build:
 	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
 	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
 
+## prereqs: check (and, as root, install from Debian) what run and test need
+## beyond Go: root, iproute2, nftables, curl. Runs before anything else.
+prereqs:
+	hack/prereqs.sh
+
 ## tools: build etcd, kube-apiserver and kube-proxy v1.37.2 from the Go module proxy (once).
 tools:
 	hack/build-tools.sh
 
 ## run: start a local control plane with gridview-apiserver and a demo; Ctrl-C stops it.
-run: tools build
+run: prereqs tools build
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
 ## test: unit tests (with -race), the fuzz targets for a bounded time and the
 ## end-to-end suite against a real control plane.
-test: test-unit test-fuzz test-e2e
+test: prereqs test-unit test-fuzz test-e2e
 
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
@@ -51,11 +56,11 @@ test-fuzz:
 		done; \
 	done
 
-test-e2e: tools build
+test-e2e: prereqs tools build
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
 
 ## soak: the soak test (200 node informers through churn) for SOAK_DURATION.
-soak: tools build
+soak: prereqs tools build
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) GRIDVIEW_SOAK_DURATION=$(SOAK_DURATION) go test -count=1 -timeout 60m -v -run '^TestSoak' ./test/e2e/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport

@@ -10,7 +10,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 MODULE=github.com/gridview/gridview
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
+# go list -m prints an empty directory for a module that was never
+# downloaded, as on a fresh machine: download it first.
+(cd "${ROOT}" && go mod download k8s.io/code-generator)
 CODEGEN_PKG=$(cd "${ROOT}" && go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ -z "${CODEGEN_PKG}" || ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
+  echo "update-codegen: k8s.io/code-generator has no kube_codegen.sh in '${CODEGEN_PKG}'" >&2
+  exit 1
+fi
 
 cd "${ROOT}"
 # shellcheck source=/dev/null
