@@ -24,6 +24,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 
@@ -38,14 +39,26 @@ const nodeUserPrefix = "system:node:"
 // as a node (user system:node:<name> in group system:nodes) may get, list
 // and watch only the NodeEndpoints of that node, whatever RBAC grants; a
 // node's view maps the cluster's endpoints for whoever holds its
-// credentials. It has no opinion on anyone else, whom the cluster
-// authorizes as usual.
+// credentials. A member of system:nodes that names no valid node is denied
+// everything. It has no opinion on anyone else, whom the cluster authorizes
+// as usual.
 func NewNodeAuthorizer() authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(authorizeNode)
 }
 
 func authorizeNode(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	node, isNode := nodeOf(a.GetUser())
+	node, isNode, err := nodeOf(a.GetUser())
+	if err != nil {
+		// kube-apiserver's Node authorizer answers such a user NoOpinion
+		// ("unknown node for user", plugin/pkg/auth/authorizer/node/
+		// node_authorizer.go), which is safe there because RBAC binds
+		// nothing to system:nodes. Here RBAC must grant the group
+		// NodeEndpoints for nodes to read theirs, so NoOpinion would pass
+		// the user on to that grant, every node's views: deny instead. A
+		// bootstrap token or a misissued certificate can carry such an
+		// identity.
+		return authorizer.DecisionDeny, err.Error(), nil
+	}
 	if !isNode || !a.IsResourceRequest() || a.GetAPIGroup() != topology.GroupName || a.GetResource() != "nodeendpoints" {
 		return authorizer.DecisionNoOpinion, "", nil
 	}
@@ -64,13 +77,21 @@ func authorizeNode(_ context.Context, a authorizer.Attributes) (authorizer.Decis
 	return authorizer.DecisionAllow, "", nil
 }
 
-// nodeOf returns the node a user is, if it is one.
-func nodeOf(u user.Info) (string, bool) {
+// nodeOf returns the node a user is, if it is one; an error when the user
+// is in group system:nodes but its name is not system:node:<node name>.
+func nodeOf(u user.Info) (string, bool, error) {
 	if u == nil || !slices.Contains(u.GetGroups(), user.NodesGroup) {
-		return "", false
+		return "", false, nil
 	}
 	node, ok := strings.CutPrefix(u.GetName(), nodeUserPrefix)
-	return node, ok && node != ""
+	if !ok {
+		return "", false, fmt.Errorf("user %q is in group %s but is not named %s<node name>: it is no node's identity", u.GetName(), user.NodesGroup, nodeUserPrefix)
+	}
+	// Node names are DNS subdomains, as kube-apiserver validates them.
+	if msgs := validation.IsDNS1123Subdomain(node); len(msgs) > 0 {
+		return "", false, fmt.Errorf("user %q is in group %s but %q is not a node name: %s", u.GetName(), user.NodesGroup, node, strings.Join(msgs, "; "))
+	}
+	return node, true, nil
 }
 
 // selectsNode says whether a request's field selector requires nodeName to

@@ -18,6 +18,7 @@ package nodeendpoints
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -57,6 +58,41 @@ func TestNodeAuthorizer(t *testing.T) {
 			got, reason, err := NewNodeAuthorizer().Authorize(context.Background(), tc.attrs)
 			if got != tc.want || err != nil || (got == authorizer.DecisionDeny) != (reason != "") {
 				t.Errorf("Authorize = %v, %q, %v; want %v with a reason exactly when denied", got, reason, err, tc.want)
+			}
+		})
+	}
+}
+
+// A member of system:nodes whose name is no node's identity is denied
+// everything: RBAC grants the group NodeEndpoints for the wrapper, so
+// passing the user on would give it every node's views.
+func TestNodeAuthorizerDeniesMalformedNodeIdentities(t *testing.T) {
+	requests := map[string]authorizer.AttributesRecord{
+		"list every view":        {Verb: "list", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", ResourceRequest: true},
+		"watch a node's views":   {Verb: "watch", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", ResourceRequest: true, FieldSelectorRequirements: fields.ParseSelectorOrDie("nodeName=edge-1").Requirements()},
+		"get a view":             {Verb: "get", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", Name: "edge-1.echo", ResourceRequest: true},
+		"list service grids":     {Verb: "list", APIGroup: "topology.gridview.io", Resource: "servicegrids", ResourceRequest: true},
+		"create a review":        {Verb: "create", APIGroup: "topology.gridview.io", Resource: "topologyreviews", Namespace: "demo", ResourceRequest: true},
+		"a non-resource request": {Verb: "get", Path: "/apis/topology.gridview.io/v1alpha1"},
+	}
+	for _, tc := range []struct {
+		name, user string
+		want       string
+	}{
+		{name: "the prefix alone", user: "system:node:", want: `"" is not a node name`},
+		{name: "no prefix", user: "edge-1", want: "is not named system:node:<node name>"},
+		{name: "another system user", user: "system:kube-proxy", want: "is not named system:node:<node name>"},
+		{name: "upper case", user: "system:node:Edge-1", want: `"Edge-1" is not a node name`},
+		{name: "a slash", user: "system:node:edge-1/x", want: `"edge-1/x" is not a node name`},
+		{name: "a second prefix", user: "system:node:system:node:edge-1", want: "is not a node name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for what, attrs := range requests {
+				attrs.User = &user.DefaultInfo{Name: tc.user, Groups: []string{user.NodesGroup, user.AllAuthenticated}}
+				got, reason, err := NewNodeAuthorizer().Authorize(context.Background(), attrs)
+				if got != authorizer.DecisionDeny || err != nil || !strings.Contains(reason, tc.want) {
+					t.Errorf("%s: Authorize = %v, %q, %v; want denied, saying %q", what, got, reason, err, tc.want)
+				}
 			}
 		})
 	}
