@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -46,7 +47,8 @@ const (
 	KeyHostname = "kubernetes.io/hostname"
 )
 
-// ParseTopologyKeys parses SuperEdge's topologyKeys annotation.
+// ParseTopologyKeys parses SuperEdge's topologyKeys annotation. A key listed
+// again is ignored, as SuperEdge's wrapper ignores it.
 func ParseTopologyKeys(value string) ([]string, error) {
 	var keys []string
 	if err := json.Unmarshal([]byte(value), &keys); err != nil {
@@ -55,7 +57,11 @@ func ParseTopologyKeys(value string) ([]string, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("%s lists no node label key", AnnotationTopologyKeys)
 	}
-	return keys, validateKeys(AnnotationTopologyKeys, keys, false)
+	keys = firstOccurrences(keys)
+	if err := validateKeys(AnnotationTopologyKeys, keys, false); err != nil {
+		return nil, err
+	}
+	return keys, nil
 }
 
 // ParseGridviewKeys parses gridview's ordered topology.gridview.io/keys annotation.
@@ -67,6 +73,8 @@ func ParseGridviewKeys(value string) ([]string, error) {
 	for i := range keys {
 		keys[i] = strings.TrimSpace(keys[i])
 	}
+	// A key listed again adds no tier: its first place is its preference.
+	keys = firstOccurrences(keys)
 	if err := validateKeys(AnnotationGridviewKeys, keys, true); err != nil {
 		return nil, err
 	}
@@ -95,20 +103,27 @@ func quoteKey(key string) string {
 	return fmt.Sprintf("%q... (%d bytes)", key[:maxQuotedKeyLen], len(key))
 }
 
-func validateKeys(annotation string, keys []string, allowAny bool) error {
+// firstOccurrences drops, in place, every key listed before.
+func firstOccurrences(keys []string) []string {
 	seen := sets.New[string]()
-	var errs []error
-	for _, key := range keys {
-		switch {
-		case seen.Has(key):
-			errs = append(errs, fmt.Errorf("%s: key %s is listed twice", annotation, quoteKey(key)))
-		case key == KeyAny && allowAny:
-		default:
-			for _, msg := range validation.IsQualifiedName(key) {
-				errs = append(errs, fmt.Errorf("%s: key %s: %s", annotation, quoteKey(key), msg))
-			}
+	return slices.DeleteFunc(keys, func(key string) bool {
+		if seen.Has(key) {
+			return true
 		}
 		seen.Insert(key)
+		return false
+	})
+}
+
+func validateKeys(annotation string, keys []string, allowAny bool) error {
+	var errs []error
+	for _, key := range keys {
+		if key == KeyAny && allowAny {
+			continue
+		}
+		for _, msg := range validation.IsQualifiedName(key) {
+			errs = append(errs, fmt.Errorf("%s: key %s: %s", annotation, quoteKey(key), msg))
+		}
 	}
 	if len(errs) > maxKeyErrors {
 		errs = append(errs[:maxKeyErrors], fmt.Errorf("%s: %d more errors", annotation, len(errs)-maxKeyErrors))

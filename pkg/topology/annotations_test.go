@@ -34,7 +34,10 @@ func TestParseTopologyKeys(t *testing.T) {
 		{value: `[]`, wantErr: "lists no node label key"},
 		{value: `["unit"`, wantErr: "must be a JSON array"},
 		{value: `"unit"`, wantErr: "must be a JSON array"},
-		{value: `["unit","unit"]`, wantErr: "listed twice"},
+		{value: `["unit","unit"]`, want: []string{"unit"}},
+		{value: `["zone","unit","zone","unit"]`, want: []string{"zone", "unit"}},
+		{value: `["unit","unit","bad key"]`, wantErr: `key "bad key"`},
+		{value: `["*","*"]`, wantErr: `key "*"`},
 		{value: `["*"]`, wantErr: `key "*"`},
 		{value: `["bad key"]`, wantErr: `key "bad key"`},
 	}
@@ -58,7 +61,12 @@ func TestParseGridviewKeys(t *testing.T) {
 		{value: "", wantErr: "lists no node label key"},
 		{value: "unit,,zone", wantErr: `key ""`},
 		{value: "*,unit", wantErr: "must come last"},
-		{value: "unit,unit", wantErr: "listed twice"},
+		{value: "unit,unit", want: []string{"unit"}},
+		{value: " unit ,zone, unit,*", want: []string{"unit", "zone", "*"}},
+		{value: "unit,*,*", want: []string{"unit", "*"}},
+		{value: "*,*", want: []string{"*"}},
+		{value: "*,unit,*", wantErr: "must come last"},
+		{value: "unit,unit,bad key", wantErr: `key "bad key"`},
 		{value: "bad key", wantErr: `key "bad key"`},
 	}
 	for _, tc := range tests {

@@ -39,7 +39,7 @@ func (e *Engine) sliceScope(slice *discoveryv1.EndpointSlice) scope {
 	svc := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
 	if had && owned && oldSvc == svc {
 		if old := e.slices[svc][slice.Name]; sameExceptEndpoints(old, slice) {
-			if nodes := e.endpointScope(svc, changedEndpoints(old.endpoints, slice.Endpoints)); nodes != nil {
+			if nodes := e.endpointScope(svc, slice.AddressType, changedEndpoints(old.endpoints, slice.Endpoints)); nodes != nil {
 				s.addAll(svc, nodes)
 				return s
 			}
@@ -74,11 +74,13 @@ func changedEndpoints(old, new []discoveryv1.Endpoint) []discoveryv1.Endpoint {
 }
 
 // endpointScope returns the nodes whose view of a Service can change when the
-// endpoints touched appear, go or change; nil means every node. A node sees
-// an endpoint in a key's tier when they share the key's value. A node of an
-// ordered Service that has no ready tier but "*" may also see any endpoint;
-// the other nodes keep every tier but "*", so they keep their choice.
-func (e *Engine) endpointScope(svc types.NamespacedName, touched []discoveryv1.Endpoint) sets.Set[string] {
+// endpoints touched, all of one address family, appear, go or change; nil
+// means every node. A node sees an endpoint in a key's tier when they share
+// the key's value. A node of an ordered Service that has no ready tier of
+// that family but "*" may also see any endpoint; the other nodes keep every
+// tier but "*", so they keep their choice. The other families' choices do not
+// depend on these endpoints.
+func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.AddressType, touched []discoveryv1.Endpoint) sets.Set[string] {
 	p, ok := e.services[svc]
 	if !ok {
 		return sets.New[string]()
@@ -106,17 +108,17 @@ func (e *Engine) endpointScope(svc types.NamespacedName, touched []discoveryv1.E
 		}
 	}
 	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
-		insertAll(nodes, e.fallingThrough(svc, p))
+		insertAll(nodes, e.fallingThrough(p, e.tiers[svc].counts[family]))
 	}
 	return nodes
 }
 
 // fallingThrough returns the nodes for which no tier of an ordered Service
-// but "*" holds a ready endpoint: they may choose "*" and see any endpoint.
-// It visits only the nodes in the groups without a ready endpoint of the key
-// where those are fewest; all nodes when no key has every node in a group.
-func (e *Engine) fallingThrough(svc types.NamespacedName, p policy) sets.Set[string] {
-	st := e.tiers[svc]
+// but "*" holds a ready endpoint in counts, those of one address family: they
+// may choose "*" and see any endpoint of it. It visits only the nodes in the
+// groups without a ready endpoint of the key where those are fewest; all
+// nodes when no key has every node in a group.
+func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 	var candidates []sets.Set[string]
 	fewest := -1
 	for k, key := range p.keys {
@@ -126,7 +128,7 @@ func (e *Engine) fallingThrough(svc types.NamespacedName, p policy) sets.Set[str
 		var groups []sets.Set[string]
 		n := 0
 		for value, nodes := range e.byLabel.groups[key] {
-			if st.counts[k][value].ready == 0 {
+			if counts.count(k, tier{value: value, in: true}).ready == 0 {
 				groups = append(groups, nodes)
 				n += nodes.Len()
 			}
@@ -137,7 +139,7 @@ func (e *Engine) fallingThrough(svc types.NamespacedName, p policy) sets.Set[str
 	}
 	out := sets.New[string]()
 	visit := func(node string) {
-		if !st.hasReadyTier(p, tiersOf(nil, p, node, e.nodes[node], true)) {
+		if !counts.hasReadyTier(p, tiersOf(nil, p, node, e.nodes[node], true)) {
 			out.Insert(node)
 		}
 	}

@@ -17,6 +17,8 @@ limitations under the License.
 package topology_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -96,6 +98,12 @@ func TestViews(t *testing.T) {
 		{name: "the gridview key wins", annotations: map[string]string{topology.AnnotationGridviewKeys: "zone", topology.AnnotationTopologyKeys: `["unit"]`}, node: "edge-1",
 			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "zone",
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
+		{name: "any-match: a repeated key is one key", annotations: map[string]string{topology.AnnotationTopologyKeys: `["unit","unit"]`}, node: "edge-2",
+			wantMode: topologyapi.TopologyModeAnyMatch, wantMatched: "unit",
+			endpoints: []discoveryv1.Endpoint{endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true)}, wantAddrs: []string{"a1"}},
+		{name: "ordered: a repeated key keeps its first place", annotations: map[string]string{topology.AnnotationGridviewKeys: "unit,zone,unit,*,*"}, node: "edge-1",
+			wantMode: topologyapi.TopologyModeOrdered, wantMatched: "zone",
+			endpoints: []discoveryv1.Endpoint{endpoint("a2", "edge-2", false), endpoint("b1", "edge-3", true), endpoint("c1", "edge-4", true)}, wantAddrs: []string{"a2", "b1"}},
 		{name: "malformed: unpruned", annotations: map[string]string{topology.AnnotationTopologyKeys: "[unit"}, node: "edge-1", wantMode: topologyapi.TopologyModeNone,
 			endpoints: []discoveryv1.Endpoint{endpoint("b1", "edge-3", true)}, wantAddrs: []string{"b1"}},
 	}
@@ -148,6 +156,61 @@ func TestChangedViews(t *testing.T) {
 	if _, ok := e.View("edge-1", echo); ok || len(got) != 5 {
 		t.Errorf("ExternalName: view kept (%v) or changed set %v is not every node", ok, got)
 	}
+}
+
+// Hints are the source's in a view of every endpoint, so that kube-proxy
+// still applies trafficDistribution and topology-mode: Auto; a pruned view
+// carries none, since kube-proxy would prune the pruned set again.
+func TestViewsKeepHintsOnlyUnpruned(t *testing.T) {
+	hinted := func(address, node, zone string) discoveryv1.Endpoint {
+		ep := endpoint(address, node, true)
+		ep.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: zone}}, ForNodes: []discoveryv1.ForNode{{Name: node}}}
+		return ep
+	}
+	source := []discoveryv1.Endpoint{hinted("a1", "edge-1", "1"), hinted("b1", "edge-3", "1"), hinted("c1", "edge-4", "2")}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		wantHints   bool
+	}{
+		{name: "no annotation", wantHints: true},
+		{name: "malformed annotation", annotations: map[string]string{topology.AnnotationGridviewKeys: "*,unit"}, wantHints: true},
+		{name: "any-match", annotations: map[string]string{topology.AnnotationTopologyKeys: `["zone"]`}},
+		{name: "ordered", annotations: map[string]string{topology.AnnotationGridviewKeys: "zone,*"}},
+		{name: "ordered through *", annotations: map[string]string{topology.AnnotationGridviewKeys: "unit,*"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := twoUnits(tc.annotations, source...)
+			for _, node := range []string{"edge-1", "edge-4", "edge-5"} {
+				view, ok := e.View(node, echo)
+				if !ok {
+					t.Fatalf("%s has no view", node)
+				}
+				got := view.Slices[0].Endpoints
+				if tc.wantHints {
+					if want, _ := json.Marshal(source); !bytes.Equal(mustJSON(t, got), want) {
+						t.Errorf("%s's unpruned view\n got %s\nwant %s", node, mustJSON(t, got), want)
+					}
+					continue
+				}
+				for _, ep := range got {
+					if ep.Hints != nil {
+						t.Errorf("%s's pruned view keeps the hints of %v: %+v", node, ep.Addresses, ep.Hints)
+					}
+				}
+			}
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func changedKeys(changes []topology.Change) []topology.ViewKey {

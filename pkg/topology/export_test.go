@@ -24,10 +24,7 @@ import (
 // Test-only exports for the external tests of package topology_test, which
 // cannot be internal tests: they use topologytest, which imports topology.
 
-var (
-	CompareServices = compareServices
-	Ready           = ready
-)
+var CompareServices = compareServices
 
 // CheckIndexes compares what e derived incrementally with what fresh, an
 // engine loaded from scratch with the same objects, derived: it returns the

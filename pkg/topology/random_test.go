@@ -151,7 +151,7 @@ func randomAnnotations(rng *rand.Rand) map[string]string {
 	case 2:
 		annotations[topology.AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
 	case 3:
-		annotations[topology.AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*"}[rng.IntN(4)]
+		annotations[topology.AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*", "unit,zone,unit,*,*"}[rng.IntN(5)]
 	case 4:
 		annotations[topology.AnnotationGridviewKeys] = []string{"*,unit", "unit,,zone", "", "bad key"}[rng.IntN(4)]
 	case 5:

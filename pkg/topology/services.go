@@ -108,19 +108,24 @@ func parsePolicy(annotations map[string]string) policy {
 
 // appendSignature appends what a node's view of a Service depends on besides
 // the Service's endpoints: nodes with equal signatures share the view. For an
-// ordered Service, that is the tier it chooses; for an any-match one, its
-// tiers that hold an endpoint.
+// ordered Service, that is the tier it chooses for each address family; for
+// an any-match one, its tiers that hold an endpoint.
 func appendSignature(b []byte, p policy, st *serviceTiers, viewer []tier) []byte {
 	switch p.mode {
 	case topologyapi.TopologyModeOrdered:
-		if k := st.chosenTier(viewer); k >= 0 {
-			b = append(b, p.keys[k]...)
-			b = append(b, 0)
-			b = append(b, viewer[k].value...)
+		for _, family := range st.families {
+			if k := st.counts[family].chosenTier(viewer); k >= 0 {
+				b = append(b, family...)
+				b = append(b, 0)
+				b = append(b, p.keys[k]...)
+				b = append(b, 0)
+				b = append(b, viewer[k].value...)
+				b = append(b, 0)
+			}
 		}
 	case topologyapi.TopologyModeAnyMatch:
 		for k, t := range viewer {
-			if st.count(k, t).all > 0 {
+			if st.held(k, t) {
 				b = append(b, '=')
 				b = append(b, t.value...)
 			} else {

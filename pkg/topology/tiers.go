@@ -17,8 +17,10 @@ limitations under the License.
 package topology
 
 import (
+	"maps"
 	"slices"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -66,30 +68,30 @@ type tierCount struct {
 func allEndpoints(c tierCount) int   { return c.all }
 func readyEndpoints(c tierCount) int { return c.ready }
 
-// serviceTiers is what the engine derives from a Service's topology keys,
-// its endpoints and the labels of their nodes, so that views compare strings
-// instead of looking nodes up, and a node's choice of tier is O(keys).
-type serviceTiers struct {
-	// policy is the one the tiers were derived for.
-	policy policy
-	// endpoints holds the tiers of each endpoint, by slice name and index.
-	endpoints map[string][][]tier
-	// counts holds, per key index, the endpoints in each tier by value.
-	counts []map[string]tierCount
+// tierCounts holds, per key index, the endpoints in each tier by value.
+type tierCounts []map[string]tierCount
+
+func newTierCounts(keys int) tierCounts {
+	c := make(tierCounts, keys)
+	for k := range c {
+		c[k] = map[string]tierCount{}
+	}
+	return c
 }
 
-func (st *serviceTiers) count(k int, t tier) tierCount {
-	if !t.in {
+// count is nil-safe: a family without endpoints counts none.
+func (c tierCounts) count(k int, t tier) tierCount {
+	if !t.in || c == nil {
 		return tierCount{}
 	}
-	return st.counts[k][t.value]
+	return c[k][t.value]
 }
 
 // firstTier returns the index of the first key whose tier holds, for a node
 // in the viewer tiers, endpoints that n counts; -1 for none.
-func (st *serviceTiers) firstTier(viewer []tier, n func(tierCount) int) int {
+func (c tierCounts) firstTier(viewer []tier, n func(tierCount) int) int {
 	for k, t := range viewer {
-		if n(st.count(k, t)) > 0 {
+		if n(c.count(k, t)) > 0 {
 			return k
 		}
 	}
@@ -100,21 +102,73 @@ func (st *serviceTiers) firstTier(viewer []tier, n func(tierCount) int) int {
 // node sees: the first with a ready endpoint; else the first that is not
 // empty, so that kube-proxy can still fall back to serving or terminating
 // endpoints; -1 for none.
-func (st *serviceTiers) chosenTier(viewer []tier) int {
-	if k := st.firstTier(viewer, readyEndpoints); k >= 0 {
+func (c tierCounts) chosenTier(viewer []tier) int {
+	if k := c.firstTier(viewer, readyEndpoints); k >= 0 {
 		return k
 	}
-	return st.firstTier(viewer, allEndpoints)
+	return c.firstTier(viewer, allEndpoints)
 }
 
 // hasReadyTier tells whether a tier of a node but "*" holds a ready endpoint.
-func (st *serviceTiers) hasReadyTier(p policy, viewer []tier) bool {
+func (c tierCounts) hasReadyTier(p policy, viewer []tier) bool {
 	for k, t := range viewer {
-		if p.keys[k] != KeyAny && st.count(k, t).ready > 0 {
+		if p.keys[k] != KeyAny && c.count(k, t).ready > 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// serviceTiers is what the engine derives from a Service's topology keys,
+// its endpoints and the labels of their nodes, so that views compare strings
+// instead of looking nodes up, and a node's choice of tier is O(keys).
+type serviceTiers struct {
+	// policy is the one the tiers were derived for.
+	policy policy
+	// endpoints holds the tiers of each endpoint, by slice name and index.
+	endpoints map[string][][]tier
+	// counts holds the tiers' counts per address family: an ordered Service
+	// chooses its tier for each family apart, as kube-proxy routes each
+	// family apart, so that the IPv6 slices of a dual-stack Service, lagging
+	// their IPv4 twins, never choose a tier without a ready IPv6 endpoint.
+	counts map[discoveryv1.AddressType]tierCounts
+	// families are the families in counts, sorted.
+	families []discoveryv1.AddressType
+}
+
+// held tells whether a tier holds an endpoint of any family.
+func (st *serviceTiers) held(k int, t tier) bool {
+	for _, c := range st.counts {
+		if c.count(k, t).all > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// firstHeld returns the index of the first key whose tier holds, for a node
+// in the viewer tiers, an endpoint of any family; -1 for none.
+func (st *serviceTiers) firstHeld(viewer []tier) int {
+	for k, t := range viewer {
+		if st.held(k, t) {
+			return k
+		}
+	}
+	return -1
+}
+
+// chosenTiers returns, for an ordered Service, the index of the key each
+// family chooses for a node, by family, and the widest of them: what
+// matchedKey shows, as the farthest this node's traffic may go.
+func (st *serviceTiers) chosenTiers(viewer []tier) (map[discoveryv1.AddressType]int, int) {
+	byFamily := make(map[discoveryv1.AddressType]int, len(st.families))
+	widest := -1
+	for _, family := range st.families {
+		k := st.counts[family].chosenTier(viewer)
+		byFamily[family] = k
+		widest = max(widest, k)
+	}
+	return byFamily, widest
 }
 
 // countTiers derives a Service's tiers again after its endpoints, its policy
@@ -128,16 +182,18 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 		delete(e.tiers, svc)
 		return
 	}
-	st := &serviceTiers{policy: p, endpoints: map[string][][]tier{}, counts: make([]map[string]tierCount, len(p.keys))}
-	for k := range st.counts {
-		st.counts[k] = map[string]tierCount{}
-	}
+	st := &serviceTiers{policy: p, endpoints: map[string][][]tier{}, counts: map[discoveryv1.AddressType]tierCounts{}}
 	// Endpoints on one node share its tiers; those without one, in no tier
 	// but "*", share theirs.
 	unplaced := tiersOf(nil, p, "", nil, false)
 	byNode := map[string][]tier{}
 	for name, slice := range e.slices[svc] {
 		endpoints := make([][]tier, len(slice.endpoints))
+		counts := st.counts[slice.addressType]
+		if counts == nil && len(slice.endpoints) > 0 {
+			counts = newTierCounts(len(p.keys))
+			st.counts[slice.addressType] = counts
+		}
 		for i := range slice.endpoints {
 			ep := &slice.endpoints[i]
 			tiers := unplaced
@@ -152,23 +208,25 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 			endpoints[i] = tiers
 			for k, t := range tiers {
 				if t.in {
-					c := st.counts[k][t.value]
+					c := counts[k][t.value]
 					c.all++
-					if ready(ep) {
+					if Ready(ep) {
 						c.ready++
 					}
-					st.counts[k][t.value] = c
+					counts[k][t.value] = c
 				}
 			}
 		}
 		st.endpoints[name] = endpoints
 	}
+	st.families = slices.Sorted(maps.Keys(st.counts))
 	e.tiers[svc] = st
 	e.indexTiers(svc, true)
 }
 
 // indexTiers adds a Service to tierServices for each tier of a label key that
-// holds an endpoint of it, or removes it.
+// holds an endpoint of it, of any family, or removes it; either is
+// idempotent, so a tier that holds endpoints of two families is visited twice.
 func (e *Engine) indexTiers(svc types.NamespacedName, add bool) {
 	st := e.tiers[svc]
 	if st == nil {
@@ -179,21 +237,27 @@ func (e *Engine) indexTiers(svc types.NamespacedName, add bool) {
 		if key == KeyAny || isSameNode(p, key) {
 			continue
 		}
-		for value := range st.counts[k] {
-			byValue := e.tierServices[key]
-			switch {
-			case add && byValue == nil:
-				e.tierServices[key] = map[string]sets.Set[types.NamespacedName]{value: sets.New(svc)}
-			case add && byValue[value] == nil:
-				byValue[value] = sets.New(svc)
-			case add:
-				byValue[value].Insert(svc)
-			case byValue[value].Delete(svc).Len() == 0:
-				delete(byValue, value)
-				if len(byValue) == 0 {
-					delete(e.tierServices, key)
-				}
+		for _, family := range st.families {
+			for value := range st.counts[family][k] {
+				e.indexTier(key, value, svc, add)
 			}
+		}
+	}
+}
+
+func (e *Engine) indexTier(key, value string, svc types.NamespacedName, add bool) {
+	byValue := e.tierServices[key]
+	switch {
+	case add && byValue == nil:
+		e.tierServices[key] = map[string]sets.Set[types.NamespacedName]{value: sets.New(svc)}
+	case add && byValue[value] == nil:
+		byValue[value] = sets.New(svc)
+	case add:
+		byValue[value].Insert(svc)
+	case byValue[value].Delete(svc).Len() == 0:
+		delete(byValue, value)
+		if len(byValue) == 0 {
+			delete(e.tierServices, key)
 		}
 	}
 }

@@ -58,10 +58,10 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys}}
 	switch p.mode {
 	case topologyapi.TopologyModeAnyMatch:
-		if k := st.firstTier(viewer, allEndpoints); k >= 0 {
+		if k := st.firstHeld(viewer); k >= 0 {
 			view.Topology.MatchedKey = p.keys[k]
 		}
-		view.Slices = prune(source, st, func(tiers []tier) bool {
+		view.Slices = prune(source, st, func(_ discoveryv1.AddressType, tiers []tier) bool {
 			for k, t := range tiers {
 				if t.meets(viewer[k]) {
 					return true
@@ -70,48 +70,60 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 			return false
 		})
 	case topologyapi.TopologyModeOrdered:
-		k := st.chosenTier(viewer)
-		if k >= 0 {
-			view.Topology.MatchedKey = p.keys[k]
+		chosen, widest := st.chosenTiers(viewer)
+		if widest >= 0 {
+			view.Topology.MatchedKey = p.keys[widest]
 		}
-		view.Slices = prune(source, st, func(tiers []tier) bool { return k >= 0 && tiers[k].meets(viewer[k]) })
+		view.Slices = prune(source, st, func(family discoveryv1.AddressType, tiers []tier) bool {
+			k, ok := chosen[family]
+			return ok && k >= 0 && tiers[k].meets(viewer[k])
+		})
 	default:
-		view.Slices = prune(source, st, func([]tier) bool { return true })
+		view.Slices = unpruned(source)
 	}
 	return view
 }
 
-// ready reads an unset ready condition as ready, as discovery/v1 says to.
-func ready(ep *discoveryv1.Endpoint) bool {
+// Ready reads an unset ready condition as ready, as discovery/v1 says to.
+func Ready(ep *discoveryv1.Endpoint) bool {
 	return ep.Conditions.Ready == nil || *ep.Conditions.Ready
 }
 
-// prune keeps the endpoints whose tiers keep accepts (nil tiers when st is
-// nil), without topology hints: the set is already pruned. Every source slice
-// stays, so its identity is kept.
-func prune(source []*endpointSlice, st *serviceTiers, keep func(tiers []tier) bool) []topologyapi.NodeEndpointSlice {
+// prune keeps the endpoints that keep accepts by their slice's address family
+// and their tiers, without topology hints: the set is already pruned, and
+// hints computed for the whole set would make kube-proxy prune it again.
+// Every source slice stays, so its identity is kept.
+func prune(source []*endpointSlice, st *serviceTiers, keep func(family discoveryv1.AddressType, tiers []tier) bool) []topologyapi.NodeEndpointSlice {
 	out := make([]topologyapi.NodeEndpointSlice, 0, len(source))
 	for _, slice := range source {
-		var tiers [][]tier
-		if st != nil {
-			tiers = st.endpoints[slice.name]
-		}
+		tiers := st.endpoints[slice.name]
 		var kept []discoveryv1.Endpoint
 		for i := range slice.endpoints {
-			var epTiers []tier
-			if tiers != nil {
-				epTiers = tiers[i]
-			}
-			if keep(epTiers) {
+			if keep(slice.addressType, tiers[i]) {
 				ep := slice.endpoints[i]
 				ep.Hints = nil
 				kept = append(kept, ep)
 			}
 		}
-		out = append(out, topologyapi.NodeEndpointSlice{
-			Name: slice.name, Labels: slice.labels, AddressType: slice.addressType,
-			Ports: slice.ports, Endpoints: slices.Clip(kept),
-		})
+		out = append(out, viewSlice(slice, slices.Clip(kept)))
 	}
 	return out
+}
+
+// unpruned keeps every endpoint as it is, hints included: kube-proxy then
+// applies trafficDistribution and topology-mode: Auto to a Service gridview
+// does not prune exactly as it would without gridview.
+func unpruned(source []*endpointSlice) []topologyapi.NodeEndpointSlice {
+	out := make([]topologyapi.NodeEndpointSlice, 0, len(source))
+	for _, slice := range source {
+		out = append(out, viewSlice(slice, slices.Clip(slice.endpoints)))
+	}
+	return out
+}
+
+func viewSlice(slice *endpointSlice, endpoints []discoveryv1.Endpoint) topologyapi.NodeEndpointSlice {
+	return topologyapi.NodeEndpointSlice{
+		Name: slice.name, Labels: slice.labels, AddressType: slice.addressType,
+		Ports: slice.ports, Endpoints: endpoints,
+	}
 }

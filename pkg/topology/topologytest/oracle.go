@@ -106,8 +106,11 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 		return sameValue(key, ep)
 	}
 	isReady := func(ep discoveryv1.Endpoint) bool { return ep.Conditions.Ready == nil || *ep.Conditions.Ready }
-	tierHas := func(key string, want func(discoveryv1.Endpoint) bool) bool {
+	tierHas := func(key string, family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) bool {
 		for _, slice := range source {
+			if family != "" && slice.AddressType != family {
+				continue
+			}
 			for _, ep := range slice.Endpoints {
 				if inTier(key, ep) && want(ep) {
 					return true
@@ -116,12 +119,16 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 		}
 		return false
 	}
+	anyEndpoint := func(discoveryv1.Endpoint) bool { return true }
+	firstKey := func(family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) int {
+		return slices.IndexFunc(keys, func(key string) bool { return tierHas(key, family, want) })
+	}
 
-	keep := func(discoveryv1.Endpoint) bool { return true }
+	keep := func(discoveryv1.Endpoint, discoveryv1.AddressType) bool { return true }
 	matched := ""
 	switch mode {
 	case topologyapi.TopologyModeAnyMatch:
-		keep = func(ep discoveryv1.Endpoint) bool {
+		keep = func(ep discoveryv1.Endpoint, _ discoveryv1.AddressType) bool {
 			for _, key := range keys {
 				if sameValue(key, ep) {
 					return true
@@ -130,35 +137,45 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 			return false
 		}
 		for _, key := range keys {
-			if tierHas(key, func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
+			if tierHas(key, "", func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
 				matched = key
 				break
 			}
 		}
 	case topologyapi.TopologyModeOrdered:
-		for _, key := range keys {
-			if tierHas(key, isReady) {
-				matched = key
-				break
+		// Each address family chooses its own tier; matchedKey shows the
+		// widest choice.
+		chosen := map[discoveryv1.AddressType]int{}
+		widest := -1
+		for _, slice := range source {
+			family := slice.AddressType
+			if _, done := chosen[family]; done {
+				continue
 			}
-		}
-		if matched == "" {
-			for _, key := range keys {
-				if tierHas(key, func(discoveryv1.Endpoint) bool { return true }) {
-					matched = key
-					break
-				}
+			k := firstKey(family, isReady)
+			if k < 0 {
+				k = firstKey(family, anyEndpoint)
 			}
+			chosen[family] = k
+			widest = max(widest, k)
 		}
-		keep = func(ep discoveryv1.Endpoint) bool { return matched != "" && inTier(matched, ep) }
+		if widest >= 0 {
+			matched = keys[widest]
+		}
+		keep = func(ep discoveryv1.Endpoint, family discoveryv1.AddressType) bool {
+			return chosen[family] >= 0 && inTier(keys[chosen[family]], ep)
+		}
 	}
 
 	view := &topology.View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
 	for _, slice := range source {
 		out := topologyapi.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
 		for _, ep := range slice.Endpoints {
-			if keep(ep) {
-				ep.Hints = nil
+			if keep(ep, slice.AddressType) {
+				// Pruned endpoints lose their hints; unpruned ones keep them.
+				if mode != topologyapi.TopologyModeNone {
+					ep.Hints = nil
+				}
 				out.Endpoints = append(out.Endpoints, ep)
 			}
 		}
