@@ -26,6 +26,7 @@ import (
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/registry/table"
+	topologyengine "github.com/gridview/gridview/pkg/topology"
 )
 
 // maxEndpointsShown matches kubectl's "kubectl get endpoints".
@@ -37,11 +38,12 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 		{Name: "Node", Type: "string", Description: "The node this view is for."},
 		{Name: "Service", Type: "string", Description: "The Service this view is of."},
 		{Name: "Topology", Type: "string", Description: "The topology mode and the key whose tier was chosen."},
-		{Name: "Endpoints", Type: "string", Description: "The endpoints the node routes to."},
+		{Name: "Endpoints", Type: "string", Description: "The ready endpoints the node routes to, as kubectl get endpoints shows them."},
 		table.AgeColumn,
+		{Name: "Not Ready", Type: "integer", Priority: 1, Description: "The endpoints of the view that are not ready, terminating ones among them: kube-proxy routes to them only when none is ready."},
 	},
 	Row: func(ne *topology.NodeEndpoints) []interface{} {
-		return []interface{}{ne.Name, ne.NodeName, ne.ServiceName, formatTopology(ne.Topology), formatEndpoints(ne.Slices), table.Age(ne.CreationTimestamp)}
+		return []interface{}{ne.Name, ne.NodeName, ne.ServiceName, formatTopology(ne.Topology), formatEndpoints(ne.Slices), table.Age(ne.CreationTimestamp), notReady(ne.Slices)}
 	},
 }
 
@@ -56,8 +58,10 @@ func formatTopology(t topology.TopologyInfo) string {
 	return fmt.Sprintf("%s(%s)", t.Mode, matched)
 }
 
-// formatEndpoints prints address:port pairs the way "kubectl get endpoints"
-// does: the first few, then how many more.
+// formatEndpoints prints the ready endpoints the way "kubectl get endpoints"
+// does for the Endpoints the wrapper renders of a view: per slice, each port
+// of each ready endpoint's first address (the one kube-proxy uses), the
+// first few, then how many more.
 func formatEndpoints(slices []topology.NodeEndpointSlice) string {
 	var shown []string
 	total := 0
@@ -68,14 +72,20 @@ func formatEndpoints(slices []topology.NodeEndpointSlice) string {
 		}
 	}
 	for _, slice := range slices {
-		for _, ep := range slice.Endpoints {
-			for _, addr := range ep.Addresses {
-				if len(slice.Ports) == 0 {
-					add(addr)
-				}
-				for _, port := range slice.Ports {
-					add(hostPort(addr, port.Port))
-				}
+		var addrs []string
+		for i := range slice.Endpoints {
+			if ep := &slice.Endpoints[i]; len(ep.Addresses) > 0 && topologyengine.Ready(ep) {
+				addrs = append(addrs, ep.Addresses[0])
+			}
+		}
+		if len(slice.Ports) == 0 {
+			for _, addr := range addrs {
+				add(addr)
+			}
+		}
+		for _, port := range slice.Ports {
+			for _, addr := range addrs {
+				add(hostPort(addr, port.Port))
 			}
 		}
 	}
@@ -87,6 +97,19 @@ func formatEndpoints(slices []topology.NodeEndpointSlice) string {
 		out += fmt.Sprintf(" + %d more...", total-len(shown))
 	}
 	return out
+}
+
+// notReady counts the endpoints that are not ready.
+func notReady(slices []topology.NodeEndpointSlice) int {
+	n := 0
+	for _, slice := range slices {
+		for i := range slice.Endpoints {
+			if !topologyengine.Ready(&slice.Endpoints[i]) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func hostPort(addr string, port *int32) string {

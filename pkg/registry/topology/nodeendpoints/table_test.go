@@ -17,9 +17,11 @@ limitations under the License.
 package nodeendpoints
 
 import (
+	"context"
 	"testing"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology"
@@ -54,11 +56,15 @@ func TestFormatEndpoints(t *testing.T) {
 		}
 		return eps
 	}
+	withConditions := func(addr string, ready, terminating *bool) discoveryv1.Endpoint {
+		return discoveryv1.Endpoint{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: ready, Terminating: terminating}}
+	}
 	http := []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}}
 	tests := []struct {
-		name   string
-		slices []topology.NodeEndpointSlice
-		want   string
+		name         string
+		slices       []topology.NodeEndpointSlice
+		want         string
+		wantNotReady int
 	}{
 		{name: "no slices", want: "<none>"},
 		{name: "empty slice", slices: []topology.NodeEndpointSlice{{Ports: http}}, want: "<none>"},
@@ -74,12 +80,96 @@ func TestFormatEndpoints(t *testing.T) {
 			},
 			want: "10.1.0.1:8080,10.1.0.2:8080,10.1.0.3:8080 + 2 more...",
 		},
+		{
+			name: "ready only: unset ready is ready, not ready and terminating are not",
+			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{
+				withConditions("10.1.0.1", ptr.To(false), nil),
+				withConditions("10.1.0.2", nil, nil),
+				withConditions("10.1.0.3", ptr.To(false), ptr.To(true)),
+				withConditions("10.1.0.4", ptr.To(true), nil),
+			}}},
+			want: "10.1.0.2:8080,10.1.0.4:8080", wantNotReady: 2,
+		},
+		{
+			// publishNotReadyAddresses: the controllers mark terminating
+			// endpoints ready, and kube-proxy and kubectl take them as such.
+			name:   "terminating but marked ready",
+			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(true), ptr.To(true))}}},
+			want:   "10.1.0.1:8080",
+		},
+		{
+			name:   "none ready",
+			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(false), ptr.To(true))}}},
+			want:   "<none>", wantNotReady: 1,
+		},
+		{
+			name:   "more than three counts ready ones only",
+			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: append(endpoints("10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"), withConditions("10.1.0.5", ptr.To(false), nil))}},
+			want:   "10.1.0.1:8080,10.1.0.2:8080,10.1.0.3:8080 + 1 more...", wantNotReady: 1,
+		},
+		{
+			name:   "ports then addresses, as kubectl prints an Endpoints subset",
+			slices: []topology.NodeEndpointSlice{{Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}, {Port: ptr.To[int32](443)}}, Endpoints: endpoints("10.1.0.1", "10.1.0.2")}},
+			want:   "10.1.0.1:80,10.1.0.2:80,10.1.0.1:443 + 1 more...",
+		},
+		{
+			name:   "the first address of an endpoint, the one kube-proxy uses",
+			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.1", "10.1.0.9"}}}}},
+			want:   "10.1.0.1:8080",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := formatEndpoints(tc.slices); got != tc.want {
 				t.Errorf("formatEndpoints = %q, want %q", got, tc.want)
 			}
+			if got := notReady(tc.slices); got != tc.wantNotReady {
+				t.Errorf("notReady = %d, want %d", got, tc.wantNotReady)
+			}
 		})
+	}
+}
+
+// The not-ready count is a wide column, after AGE, as kubectl's own wide
+// columns are.
+func TestTableColumns(t *testing.T) {
+	ne := &topology.NodeEndpoints{
+		ObjectMeta:  metav1.ObjectMeta{Name: "edge-1.echo-svc", Namespace: "demo", ResourceVersion: "7"},
+		NodeName:    "edge-1",
+		ServiceName: "echo-svc",
+		Topology:    topology.TopologyInfo{Mode: topology.TopologyModeOrdered, MatchedKey: "unit"},
+		Slices: []topology.NodeEndpointSlice{{
+			Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+			Endpoints: []discoveryv1.Endpoint{
+				{Addresses: []string{"10.1.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
+				{Addresses: []string{"10.1.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false), Terminating: ptr.To(true)}},
+			},
+		}},
+	}
+	got, err := tableConvertor.ConvertToTable(context.Background(), ne, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		name     string
+		priority int32
+		cell     interface{}
+	}{
+		{name: "Name", cell: "edge-1.echo-svc"},
+		{name: "Node", cell: "edge-1"},
+		{name: "Service", cell: "echo-svc"},
+		{name: "Topology", cell: "Ordered(unit)"},
+		{name: "Endpoints", cell: "10.1.0.1:8080"},
+		{name: "Age", cell: "<unknown>"},
+		{name: "Not Ready", priority: 1, cell: 1},
+	}
+	if len(got.ColumnDefinitions) != len(want) || len(got.Rows) != 1 || len(got.Rows[0].Cells) != len(want) {
+		t.Fatalf("table: %d columns, rows %+v; want %d columns, one row", len(got.ColumnDefinitions), got.Rows, len(want))
+	}
+	for i, w := range want {
+		column := got.ColumnDefinitions[i]
+		if column.Name != w.name || column.Priority != w.priority || got.Rows[0].Cells[i] != w.cell {
+			t.Errorf("column %d: %s (priority %d) = %v, want %s (priority %d) = %v", i, column.Name, column.Priority, got.Rows[0].Cells[i], w.name, w.priority, w.cell)
+		}
 	}
 }
