@@ -20,6 +20,7 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -164,8 +165,19 @@ func TestAViewLeavingTheSelectionIsDeleted(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Stop()
+		before := s.stream.RV()
 		s.SetService(service("demo", "echo", map[string]string{"app": "other"}, anyMatchUnit))
-		expectEvents(t, w, "DELETED edge-1.echo")
+		// The view in the state the watcher saw, which its selector matched,
+		// at the resourceVersion of the change, one of those the relabelling
+		// made, as kube-apiserver's watch cache sends it.
+		synctest.Wait()
+		e := <-w.ResultChan()
+		view := e.Object.(*topologyapi.NodeEndpoints)
+		if rv, err := strconv.ParseUint(view.ResourceVersion, 10, 64); e.Type != watch.Deleted || view.Name != "edge-1.echo" ||
+			view.Labels["app"] != "echo" || err != nil || rv <= before || rv > s.stream.RV() {
+			t.Errorf("%s %s labelled %v at resourceVersion %s, want DELETED edge-1.echo labelled app=echo after %d, at most %d",
+				e.Type, view.Name, view.Labels, view.ResourceVersion, before, s.stream.RV())
+		}
 		s.SetService(service("demo", "plain", map[string]string{"app": "echo"}, nil))
 		expectEvents(t, w, "ADDED edge-1.plain")
 	})

@@ -22,6 +22,9 @@ limitations under the License.
 package watchstream
 
 import (
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -34,7 +37,7 @@ type Filter interface {
 	Shard() (string, bool)
 }
 
-// Event is one change of one object.
+// Event is one change of one object, an API object with ObjectMeta.
 type Event struct {
 	RV uint64
 	// Old is the object before the change, nil when it did not exist.
@@ -45,18 +48,38 @@ type Event struct {
 	Gone   bool
 }
 
-// For is the event as a watcher with filter f sees it, if at all: an object
-// that enters its selection is ADDED, one that leaves it is DELETED.
-func (e *Event) For(f Filter) (watch.Event, bool) {
+// typeFor is the type of the event as a watcher with filter f sees it, if
+// it sees it at all: an object that enters its selection is ADDED, one that
+// leaves it is DELETED.
+func (e *Event) typeFor(f Filter) (watch.EventType, bool) {
 	before := e.Old != nil && f.Matches(e.Old)
 	after := !e.Gone && f.Matches(e.Object)
 	switch {
 	case before && after:
-		return watch.Event{Type: watch.Modified, Object: e.Object}, true
+		return watch.Modified, true
 	case after:
-		return watch.Event{Type: watch.Added, Object: e.Object}, true
+		return watch.Added, true
 	case before:
-		return watch.Event{Type: watch.Deleted, Object: e.Object}, true
+		return watch.Deleted, true
 	}
-	return watch.Event{}, false
+	return "", false
+}
+
+// seenBy is the event as a watcher with filter f sees it, if at all. An
+// object that leaves the watcher's selection is DELETED in the last state the
+// watcher saw, which its selector matched, at the change's resourceVersion,
+// as kube-apiserver's watch cache sends it. That state is the change's Old:
+// it is copied, with copy (nil: a deep copy), only for the watchers it
+// leaves, so that nothing is kept per watcher or twice in the history.
+func (e *Event) seenBy(f Filter, copy func(runtime.Object) runtime.Object) (watch.Event, bool) {
+	t, ok := e.typeFor(f)
+	if !ok || t != watch.Deleted || e.Gone {
+		return watch.Event{Type: t, Object: e.Object}, ok
+	}
+	if copy == nil {
+		copy = runtime.Object.DeepCopyObject
+	}
+	left := copy(e.Old)
+	left.(metav1.Object).SetResourceVersion(strconv.FormatUint(e.RV, 10))
+	return watch.Event{Type: watch.Deleted, Object: left}, true
 }

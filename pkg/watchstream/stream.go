@@ -145,7 +145,7 @@ func (s *Stream) ChangedSince(rv uint64, f Filter) (bool, error) {
 		return false, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.history.since))
 	}
 	for _, e := range events {
-		if _, ok := e.For(f); ok {
+		if _, ok := e.typeFor(f); ok {
 			return true, nil
 		}
 	}
@@ -194,7 +194,7 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.history.since))
 		}
 		for _, e := range events {
-			if event, ok := e.For(f); ok {
+			if event, ok := e.seenBy(f, s.options.Copy); ok {
 				initial = append(initial, event)
 			}
 		}

@@ -17,12 +17,14 @@ limitations under the License.
 package watchstream
 
 import (
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 )
 
 // labelled selects objects labelled selected=yes.
@@ -38,29 +40,79 @@ func configMap(selected string) *corev1.ConfigMap {
 }
 
 func TestEventAsAWatcherSeesIt(t *testing.T) {
+	yes, no := configMap("yes"), configMap("no")
 	for _, tc := range []struct {
 		name     string
 		event    Event
 		want     watch.EventType
 		wantSeen bool
+		// wantOld says the watcher gets the object's state before the change.
+		wantOld bool
 	}{
-		{name: "created, selected", event: Event{Object: configMap("yes")}, want: watch.Added, wantSeen: true},
-		{name: "created, not selected", event: Event{Object: configMap("no")}},
-		{name: "changed, stays selected", event: Event{Old: configMap("yes"), Object: configMap("yes")}, want: watch.Modified, wantSeen: true},
-		{name: "changed into the selection", event: Event{Old: configMap("no"), Object: configMap("yes")}, want: watch.Added, wantSeen: true},
-		{name: "changed out of the selection", event: Event{Old: configMap("yes"), Object: configMap("no")}, want: watch.Deleted, wantSeen: true},
-		{name: "gone, was selected", event: Event{Old: configMap("yes"), Object: configMap("yes"), Gone: true}, want: watch.Deleted, wantSeen: true},
-		{name: "gone, was not selected", event: Event{Old: configMap("no"), Object: configMap("no"), Gone: true}},
+		{name: "created, selected", event: Event{Object: yes}, want: watch.Added, wantSeen: true},
+		{name: "created, not selected", event: Event{Object: no}},
+		{name: "changed, stays selected", event: Event{Old: yes, Object: yes}, want: watch.Modified, wantSeen: true},
+		{name: "changed into the selection", event: Event{Old: no, Object: yes}, want: watch.Added, wantSeen: true},
+		{name: "changed out of the selection", event: Event{Old: yes, Object: no}, want: watch.Deleted, wantSeen: true, wantOld: true},
+		{name: "gone, was selected", event: Event{Old: yes, Object: yes, Gone: true}, want: watch.Deleted, wantSeen: true},
+		{name: "gone, was not selected", event: Event{Old: no, Object: no, Gone: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, seen := tc.event.For(labelled{})
+			tc.event.RV = 7
+			got, seen := tc.event.seenBy(labelled{}, nil)
 			if seen != tc.wantSeen || got.Type != tc.want {
-				t.Errorf("For = %s, %v; want %s, %v", got.Type, seen, tc.want, tc.wantSeen)
+				t.Fatalf("seenBy = %s, %v; want %s, %v", got.Type, seen, tc.want, tc.wantSeen)
 			}
-			if seen && got.Object != tc.event.Object {
+			switch {
+			case !seen:
+			case tc.wantOld:
+				sent := got.Object.(*corev1.ConfigMap)
+				if sent.Labels["selected"] != "yes" || sent.ResourceVersion != "7" || sent == tc.event.Old {
+					t.Errorf("the event carries %v, want a copy of the state before the change at resourceVersion 7", sent)
+				}
+			case got.Object != tc.event.Object:
 				t.Errorf("the event carries %v, want the change's object", got.Object)
 			}
 		})
+	}
+}
+
+// testStream streams ConfigMaps from resourceVersion 1.
+func testStream(watcherBuffer int) *Stream {
+	return New(1, Options{HistorySize: 100, WatcherBuffer: watcherBuffer,
+		Bookmark: func(_ Filter, rv uint64, _ bool) runtime.Object {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: strconv.FormatUint(rv, 10)}}
+		}})
+}
+
+// A watcher whose selection an object leaves gets it DELETED in the state it
+// last saw, which its selector matched, at the change's resourceVersion, as
+// kube-apiserver's watch cache sends it; live and replayed alike. The new
+// state would tell an informer's client that an object it never selected
+// went.
+func TestAnObjectLeavingTheSelectionIsDeletedInItsLastState(t *testing.T) {
+	s := testStream(10)
+	selected, unselected := configMap("yes"), configMap("no")
+	live, err := s.Watch(t.Context(), labelled{}, WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Stop()
+	s.Publish(&Event{RV: 2, Old: selected, Object: unselected})
+	replayed, err := s.Watch(t.Context(), labelled{}, WatchOptions{ResourceVersion: "1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replayed.Stop()
+	for what, w := range map[string]watch.Interface{"live": live, "replayed": replayed} {
+		e := <-w.ResultChan()
+		sent := e.Object.(*corev1.ConfigMap)
+		if e.Type != watch.Deleted || sent.Labels["selected"] != "yes" || sent.ResourceVersion != "2" {
+			t.Errorf("%s: %s %v, want DELETED selected=yes at resourceVersion 2", what, e.Type, sent)
+		}
+	}
+	if selected.ResourceVersion != "" {
+		t.Errorf("the change's old object was given resourceVersion %q: watchers share it", selected.ResourceVersion)
 	}
 }
 

@@ -85,7 +85,7 @@ func (ws *watchers) dispatch(e *Event) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	deliver := func(w *watcher) {
-		if event, ok := e.For(w.filter); ok {
+		if event, ok := e.seenBy(w.filter, w.options.Copy); ok {
 			w.send(event)
 		}
 	}
