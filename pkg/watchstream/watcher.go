@@ -100,11 +100,13 @@ func (w *watcher) notify() {
 }
 
 // sendBookmark queues a bookmark unless the queue is full: a missed bookmark
-// only delays the next.
+// only delays the next. A watcher that was cut off gets none, though its
+// queue drains until it stops: the bookmark's resourceVersion is past the
+// events it lost, and its client would resume from there without them.
 func (w *watcher) sendBookmark(e watch.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.queue) < w.limit {
+	if !w.cut && len(w.queue) < w.limit {
 		w.queue = append(w.queue, e)
 		w.notify()
 	}
