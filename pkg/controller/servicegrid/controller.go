@@ -58,6 +58,7 @@ type Controller struct {
 	// are reconciled by the replica that served them, and applies are
 	// idempotent, so replicas never fight.
 	leading atomic.Bool
+	deleted deletedGrids
 }
 
 // NewController wires the controller to the informers; it does not start them.
@@ -76,7 +77,7 @@ func NewController(kube kubernetes.Interface, gridview versioned.Interface, grid
 	if _, err := grids.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueObject,
 		UpdateFunc: func(_, obj interface{}) { c.enqueueObject(obj) },
-		DeleteFunc: c.enqueueObject,
+		DeleteFunc: c.serviceGridDeleted,
 	}); err != nil {
 		return nil, err
 	}
@@ -125,6 +126,22 @@ func (c *Controller) enqueueObject(obj interface{}) {
 		return
 	}
 	c.queue.Add(name)
+}
+
+// serviceGridDeleted records a deletion the watch delivered and has every
+// replica act on it: it is what confirms that the Services go, and deletes
+// conditional on UIDs cannot fight. A tombstone only says that a relist no
+// longer found the ServiceGrid, which an emptied store says as well: its
+// Service stays, for the leader to report.
+func (c *Controller) serviceGridDeleted(obj interface{}) {
+	sg, ok := obj.(*v1alpha1.ServiceGrid)
+	if !ok {
+		c.enqueueObject(obj)
+		return
+	}
+	key := cache.ObjectName{Namespace: sg.Namespace, Name: sg.Name}
+	c.deleted.add(key, sg.UID)
+	c.queue.Add(key)
 }
 
 // enqueueServiceGridOf enqueues the ServiceGrid a Service belongs to: its

@@ -29,6 +29,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -56,9 +57,12 @@ func ownedBy(sg *v1alpha1.ServiceGrid) func(*corev1.Service) {
 func TestSync(t *testing.T) {
 	grid := echoGrid()
 	grid.Generation = 2
+	recreated := grid.DeepCopy()
+	recreated.UID = "uid-2"
 	tests := []struct {
 		name         string
-		grid         *v1alpha1.ServiceGrid // nil: deleted
+		grid         *v1alpha1.ServiceGrid // nil: not found
+		seenDeleted  []*v1alpha1.ServiceGrid
 		services     []*corev1.Service
 		wantServices map[string]func(*testing.T, *corev1.Service) // nil func: must be gone
 		wantReason   string
@@ -84,14 +88,28 @@ func TestSync(t *testing.T) {
 			wantEvent:  "Warning ServiceConflict",
 		},
 		{
-			name: "adopts an orphan that carries its label",
+			name: "adopts an orphan that carries its label, keeping nothing planted on it",
 			grid: grid,
 			services: []*corev1.Service{service("echo-svc", func(svc *corev1.Service) {
-				svc.Labels = map[string]string{LabelGridSelector: "echo"}
+				svc.Labels = map[string]string{LabelGridSelector: "echo", "service.kubernetes.io/service-proxy-name": "elsewhere"}
+				svc.Annotations = map[string]string{"planted": "yes"}
+				svc.Spec.ExternalIPs = []string{"203.0.113.7"}
+				svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 			})},
-			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectControlledBy(grid)},
-			wantReason:   ReasonServiceSynced,
-			// No ServiceUpdated event: the fake clientset keeps no resourceVersions.
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": func(t *testing.T, svc *corev1.Service) {
+				expectControlledBy(grid)(t, svc)
+				if len(svc.Spec.ExternalIPs) != 0 || svc.Spec.SessionAffinity != "" || svc.Labels["service.kubernetes.io/service-proxy-name"] != "" ||
+					svc.Annotations["planted"] != "" {
+					t.Errorf("adopted Service kept planted fields: %+v %+v", svc.ObjectMeta, svc.Spec)
+				}
+				for _, entry := range svc.ManagedFields {
+					if entry.Manager != FieldManager || entry.Operation != metav1.ManagedFieldsOperationApply {
+						t.Errorf("managedFields entry %s/%s left after the adoption, want gridview's apply alone", entry.Manager, entry.Operation)
+					}
+				}
+			}},
+			wantReason: ReasonServiceSynced,
+			wantEvent:  "Normal ServiceAdopted",
 		},
 		{
 			name: "deletes Services it controls under another name",
@@ -119,8 +137,34 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name:         "a deleted ServiceGrid takes its Service along",
+			seenDeleted:  []*v1alpha1.ServiceGrid{grid},
 			services:     []*corev1.Service{service("echo-svc", ownedBy(grid)), service("unrelated", func(*corev1.Service) {})},
 			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": nil, "unrelated": func(*testing.T, *corev1.Service) {}},
+		},
+		{
+			// An emptied or replaced store: nothing says the ServiceGrid was deleted.
+			name:         "a ServiceGrid not found but not seen deleted keeps its Service",
+			services:     []*corev1.Service{service("echo-svc", ownedBy(grid))},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectOwnerUID("uid-1")},
+		},
+		{
+			// A replica that saw the deletion meets the recreated ServiceGrid's Service.
+			name:        "a deletion removes the Services of that UID only, not those of the ServiceGrid recreated under its name",
+			seenDeleted: []*v1alpha1.ServiceGrid{grid},
+			services:    []*corev1.Service{service("echo-svc", ownedBy(recreated)), service("echo-old", ownedBy(grid))},
+			wantServices: map[string]func(*testing.T, *corev1.Service){
+				"echo-svc": expectOwnerUID("uid-2"), "echo-old": nil,
+			},
+		},
+		{
+			name:        "a recreated ServiceGrid keeps its Service while the old one's goes",
+			grid:        recreated,
+			seenDeleted: []*v1alpha1.ServiceGrid{grid},
+			services:    []*corev1.Service{service("echo-svc", ownedBy(recreated)), service("echo-old", ownedBy(grid))},
+			wantServices: map[string]func(*testing.T, *corev1.Service){
+				"echo-svc": expectControlledBy(recreated), "echo-old": nil,
+			},
+			wantReason: ReasonServiceSynced,
 		},
 	}
 	for _, tc := range tests {
@@ -148,6 +192,9 @@ func TestSync(t *testing.T) {
 			for _, sg := range gridObjects {
 				mustAdd(t, gridFactory.Topology().V1alpha1().ServiceGrids().Informer().GetIndexer(), sg)
 			}
+			for _, sg := range tc.seenDeleted {
+				c.serviceGridDeleted(sg)
+			}
 
 			if err := c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"}); err != nil {
 				t.Fatalf("sync: %v", err)
@@ -172,7 +219,7 @@ func TestSync(t *testing.T) {
 					t.Fatal(err)
 				}
 				cond := meta.FindStatusCondition(stored.Status.Conditions, v1alpha1.ServiceGridConditionReady)
-				if cond == nil || cond.Reason != tc.wantReason || stored.Status.ObservedGeneration != 2 {
+				if cond == nil || cond.Reason != tc.wantReason || stored.Status.ObservedGeneration != 2 || stored.UID != tc.grid.UID {
 					t.Errorf("status = %+v, want Ready with reason %s at generation 2", stored.Status, tc.wantReason)
 				}
 			}
@@ -187,6 +234,49 @@ func TestSync(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A delete names the Service's UID and resourceVersion: the copy the cache
+// showed controlled by the deleted ServiceGrid, not whatever took its name
+// or its controller reference since.
+func TestDeletesAreConditional(t *testing.T) {
+	ctx := context.Background()
+	grid := echoGrid()
+	svc := service("echo-svc", ownedBy(grid))
+	svc.ResourceVersion = "7"
+	kube := kubefake.NewClientset(svc)
+	gridview := gridviewfake.NewSimpleClientset()
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
+	c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), record.NewFakeRecorder(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustAdd(t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), svc)
+	c.serviceGridDeleted(grid)
+	_ = c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"})
+
+	var deletes []clienttesting.DeleteActionImpl
+	for _, action := range kube.Actions() {
+		if del, ok := action.(clienttesting.DeleteActionImpl); ok {
+			deletes = append(deletes, del)
+		}
+	}
+	if len(deletes) != 1 {
+		t.Fatalf("deletes = %+v, want one", deletes)
+	}
+	pre := deletes[0].DeleteOptions.Preconditions
+	if pre == nil || pre.UID == nil || *pre.UID != svc.UID || pre.ResourceVersion == nil || *pre.ResourceVersion != "7" {
+		t.Errorf("delete preconditions = %+v, want uid %s and resourceVersion 7", pre, svc.UID)
+	}
+}
+
+func expectOwnerUID(uid k8stypes.UID) func(*testing.T, *corev1.Service) {
+	return func(t *testing.T, svc *corev1.Service) {
+		if ref := metav1.GetControllerOf(svc); ref == nil || ref.UID != uid {
+			t.Errorf("Service %s owners = %+v, want the ServiceGrid of uid %s", svc.Name, svc.OwnerReferences, uid)
+		}
 	}
 }
 

@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
@@ -120,4 +122,44 @@ func serviceSpec(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceSpecApplyConfigu
 		}
 	}
 	return spec, nil
+}
+
+// DesiredServiceObject renders the Service of DesiredService as an object, for
+// the writes that are no apply: a dry-run create and an adoption.
+func DesiredServiceObject(sg *v1alpha1.ServiceGrid) (*corev1.Service, error) {
+	desired, err := DesiredService(sg)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(desired)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the Service of ServiceGrid %s/%s: %w", sg.Namespace, sg.Name, err)
+	}
+	svc := &corev1.Service{}
+	if err := json.Unmarshal(data, svc); err != nil {
+		return nil, fmt.Errorf("decoding the Service of ServiceGrid %s/%s: %w", sg.Namespace, sg.Name, err)
+	}
+	return svc, nil
+}
+
+// Takeover renders the one write that adopts orphan for sg: a replacement
+// holding nothing but the template and the marks, so that fields someone
+// planted on the orphan (externalIPs, a service-proxy-name label, another
+// type) do not ride along on a Service a user who may not write it gets
+// through gridview. kube-apiserver keeps the allocated clusterIPs and node
+// ports of a replacement that leaves them unset. The orphan's UID and
+// resourceVersion make it a precondition: a Service changed since it was read
+// is not taken over. managedFields [{}] resets ownership, so that no one who
+// set a field of the orphan keeps it once the template drops it; see
+// settleTakeover for the rest.
+func Takeover(orphan *corev1.Service, sg *v1alpha1.ServiceGrid) (*corev1.Service, error) {
+	svc, err := DesiredServiceObject(sg)
+	if err != nil {
+		return nil, err
+	}
+	svc.UID = orphan.UID
+	svc.ResourceVersion = orphan.ResourceVersion
+	svc.Finalizers = orphan.Finalizers
+	svc.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	return svc, nil
 }

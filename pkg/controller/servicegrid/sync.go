@@ -18,8 +18,10 @@ package servicegrid
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -27,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -41,6 +44,7 @@ const (
 	ReasonApplyFailed     = "ApplyFailed"
 	ReasonServiceCreated  = "ServiceCreated"
 	ReasonServiceUpdated  = "ServiceUpdated"
+	ReasonServiceAdopted  = "ServiceAdopted"
 )
 
 func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
@@ -48,18 +52,51 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	// the informer sees them, and a stale copy would resurrect the Service of
 	// a ServiceGrid just deleted, or apply a spec just replaced.
 	sg, err := c.gridview.TopologyV1alpha1().ServiceGrids(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return c.deleteServices(ctx, key, func(*corev1.Service) bool { return true })
+	switch {
+	case apierrors.IsNotFound(err):
+		sg = nil
+	case err != nil:
+		return err
 	}
+	if err := c.deleteServicesOfDeleted(ctx, key, sg); err != nil {
+		return err
+	}
+	switch {
+	case sg == nil:
+		return nil
+	case sg.DeletionTimestamp != nil:
+		// Being deleted (a foreground deletion waits for its Service): never
+		// recreate the Service, remove it.
+		return c.deleteServices(ctx, key, sg.UID, func(*corev1.Service) bool { return true })
+	}
+	return c.reconcile(ctx, sg)
+}
+
+// deleteServicesOfDeleted deletes the Services of the ServiceGrids of this
+// name whose deletion the informer has seen, and keeps, logging them, those
+// of a ServiceGrid that is merely missing: a gridview-apiserver started on an
+// emptied store misses every ServiceGrid, and their Services carry traffic.
+func (c *Controller) deleteServicesOfDeleted(ctx context.Context, key cache.ObjectName, live *v1alpha1.ServiceGrid) error {
+	gone := c.deleted.get(key)
+	for _, uid := range gone {
+		if err := c.deleteServices(ctx, key, uid, func(*corev1.Service) bool { return true }); err != nil {
+			return err
+		}
+	}
+	c.deleted.forget(key, gone)
+	services, err := c.services.Services(key.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	if sg.DeletionTimestamp != nil {
-		// Being deleted (a foreground deletion waits for its Service): never
-		// recreate the Service, remove it.
-		return c.deleteServices(ctx, key, func(svc *corev1.Service) bool { return metav1.IsControlledBy(svc, sg) })
+	for _, svc := range services {
+		ref := metav1.GetControllerOf(svc)
+		if owner, ok := controllingServiceGrid(svc); !ok || owner != key.Name || (live != nil && ref.UID == live.UID) || slices.Contains(gone, ref.UID) {
+			continue
+		}
+		klog.FromContext(ctx).Info("Keeping a Service whose ServiceGrid is missing but was not seen deleted",
+			"service", klog.KObj(svc), "serviceGrid", key.String(), "serviceGridUID", ref.UID)
 	}
-	return c.reconcile(ctx, sg)
+	return nil
 }
 
 // reconcile applies the desired Service and records the outcome in the
@@ -78,6 +115,16 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		msg := fmt.Sprintf("Service %s/%s exists and does not belong to this ServiceGrid; gridview leaves it untouched", sg.Namespace, name)
 		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonServiceConflict, msg)
 		return c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonServiceConflict, msg)
+	case !metav1.IsControlledBy(existing, sg):
+		takeover, err := Takeover(existing, sg)
+		if err != nil {
+			return err
+		}
+		if _, err := c.kube.CoreV1().Services(sg.Namespace).Update(ctx, takeover, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+			return c.writeFailed(ctx, sg, "adopting", err)
+		}
+		c.recorder.Eventf(sg, corev1.EventTypeNormal, ReasonServiceAdopted,
+			"Adopted Service %s: it now holds only this ServiceGrid's template and marks", name)
 	}
 
 	desired, err := DesiredService(sg)
@@ -85,32 +132,72 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		return err
 	}
 	applied, err := c.kube.CoreV1().Services(sg.Namespace).Apply(ctx, desired, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	if err != nil {
+		return c.writeFailed(ctx, sg, "applying", err)
+	}
+	switch {
+	case existing == nil:
+		c.recorder.Eventf(sg, corev1.EventTypeNormal, ReasonServiceCreated, "Created Service %s", name)
+	case metav1.IsControlledBy(existing, sg) && existing.ResourceVersion != applied.ResourceVersion:
+		c.recorder.Eventf(sg, corev1.EventTypeNormal, ReasonServiceUpdated, "Updated Service %s", name)
+	}
+	if err := c.settleTakeover(ctx, applied); err != nil {
+		return err
+	}
+
+	// SuperEdge behaviour: Services this ServiceGrid controls under another name go.
+	if err := c.deleteServices(ctx, cache.ObjectName{Namespace: sg.Namespace, Name: sg.Name}, sg.UID, func(svc *corev1.Service) bool {
+		return svc.Name != name
+	}); err != nil {
+		return err
+	}
+	return c.updateStatus(ctx, sg, name, &applied.Status.LoadBalancer, metav1.ConditionTrue, ReasonServiceSynced,
+		fmt.Sprintf("Service %s matches generation %d", name, sg.Generation))
+}
+
+// writeFailed reports a refused write of the Service in the status; only
+// errors a retry can cure are returned.
+func (c *Controller) writeFailed(ctx context.Context, sg *v1alpha1.ServiceGrid, doing string, err error) error {
+	name := ServiceName(sg.Name)
 	if apierrors.IsInvalid(err) {
 		// Retrying cannot help: the next change of the ServiceGrid will.
 		msg := fmt.Sprintf("kube-apiserver refused Service %s/%s: %v", sg.Namespace, name, err)
 		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonInvalidTemplate, msg)
 		return c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonInvalidTemplate, msg)
 	}
-	if err != nil {
-		msg := fmt.Sprintf("applying Service %s/%s: %v", sg.Namespace, name, err)
-		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonApplyFailed, msg)
-		return errors.Join(err, c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonApplyFailed, msg))
-	}
-	switch {
-	case existing == nil:
-		c.recorder.Eventf(sg, corev1.EventTypeNormal, ReasonServiceCreated, "Created Service %s", name)
-	case existing.ResourceVersion != applied.ResourceVersion:
-		c.recorder.Eventf(sg, corev1.EventTypeNormal, ReasonServiceUpdated, "Updated Service %s", name)
-	}
+	msg := fmt.Sprintf("%s Service %s/%s: %v", doing, sg.Namespace, name, err)
+	c.recorder.Event(sg, corev1.EventTypeWarning, ReasonApplyFailed, msg)
+	return errors.Join(err, c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonApplyFailed, msg))
+}
 
-	// SuperEdge behaviour: Services this ServiceGrid controls under another name go.
-	if err := c.deleteServices(ctx, cache.ObjectName{Namespace: sg.Namespace, Name: sg.Name}, func(svc *corev1.Service) bool {
-		return svc.Name != name && metav1.IsControlledBy(svc, sg)
-	}); err != nil {
+// beforeFirstApply is the manager kube-apiserver makes the owner of every
+// field of an object without managedFields when it is first applied to.
+const beforeFirstApply = "before-first-apply"
+
+// settleTakeover ends an adoption. The takeover reset managedFields, so
+// kube-apiserver made gridview's first apply share every field with
+// before-first-apply, which would keep a field the template drops later.
+// Such an entry, or an Update entry of gridview's (it writes Services only by
+// apply), can only come from a takeover, also one a crash interrupted; it
+// goes, and gridview's apply owns the fields alone.
+func (c *Controller) settleTakeover(ctx context.Context, svc *corev1.Service) error {
+	kept := slices.DeleteFunc(slices.Clone(svc.ManagedFields), func(entry metav1.ManagedFieldsEntry) bool {
+		return entry.Manager == beforeFirstApply ||
+			(entry.Manager == FieldManager && entry.Operation == metav1.ManagedFieldsOperationUpdate)
+	})
+	if len(kept) == len(svc.ManagedFields) {
+		return nil
+	}
+	// The resourceVersion makes it conditional: the patch replaces the list.
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"resourceVersion": svc.ResourceVersion, "managedFields": kept}})
+	if err != nil {
 		return err
 	}
-	return c.updateStatus(ctx, sg, name, &applied.Status.LoadBalancer, metav1.ConditionTrue, ReasonServiceSynced,
-		fmt.Sprintf("Service %s matches generation %d", name, sg.Generation))
+	if _, err := c.kube.CoreV1().Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		return fmt.Errorf("settling the adoption of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+	}
+	return nil
 }
 
 // MayManage says whether gridview may apply to svc for sg: it controls it, or
@@ -122,22 +209,31 @@ func MayManage(svc *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
 	return metav1.GetControllerOf(svc) == nil && svc.Labels[LabelGridSelector] == sg.Name
 }
 
-// deleteServices deletes the Services of the namespace that a ServiceGrid of
-// that name controls and that match, without waiting for the garbage collector.
-func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, match func(*corev1.Service) bool) error {
+// deleteServices deletes the Services of the namespace that the ServiceGrid
+// with that name and UID controls and that match, without waiting for the
+// garbage collector. Each delete is conditional on the Service's UID and
+// resourceVersion, so that it never hits a Service that another ServiceGrid
+// of the same name created or adopted since the cache saw it.
+func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, uid types.UID, match func(*corev1.Service) bool) error {
 	services, err := c.services.Services(grid.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
 	}
 	for _, svc := range services {
-		if owner, ok := controllingServiceGrid(svc); !ok || owner != grid.Name || !match(svc) {
+		if owner, ok := controllingServiceGrid(svc); !ok || owner != grid.Name || metav1.GetControllerOf(svc).UID != uid || !match(svc) {
 			continue
 		}
-		err := c.kube.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &svc.UID}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting Service %s/%s of ServiceGrid %s: %w", svc.Namespace, svc.Name, grid.Name, err)
+		err := c.kube.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &svc.UID, ResourceVersion: &svc.ResourceVersion},
+		})
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil:
+			// A conflict too: the Service changed, and the informer's next copy decides.
+			return fmt.Errorf("deleting Service %s/%s of ServiceGrid %s (uid %s): %w", svc.Namespace, svc.Name, grid.Name, uid, err)
 		}
-		klog.FromContext(ctx).Info("Deleted Service", "service", klog.KObj(svc), "serviceGrid", grid.String())
+		klog.FromContext(ctx).Info("Deleted Service", "service", klog.KObj(svc), "serviceGrid", grid.String(), "serviceGridUID", uid)
 	}
 	return nil
 }

@@ -18,7 +18,6 @@ package servicegrid
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -58,7 +57,7 @@ func (c *ClusterChecks) wrapCreate(next rest.ValidateObjectFunc) rest.ValidateOb
 				return err
 			}
 		}
-		return c.check(ctx, obj.(*topology.ServiceGrid), "create")
+		return c.check(ctx, obj.(*topology.ServiceGrid))
 	}
 }
 
@@ -69,17 +68,43 @@ func (c *ClusterChecks) wrapUpdate(next rest.ValidateObjectUpdateFunc) rest.Vali
 				return err
 			}
 		}
-		return c.check(ctx, obj.(*topology.ServiceGrid), "update")
+		return c.check(ctx, obj.(*topology.ServiceGrid))
 	}
 }
 
-func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid, verb string) error {
+// check asks, for the Service the reconciler would write, the rights of the
+// write it would be and kube-apiserver's verdict on the result. A live read
+// tells the write: none there yet, or one that belongs to someone else (the
+// reconciler then reports the conflict, and creates it once it is gone), is a
+// create; one gridview controls or adopts is an update by apply (a patch), so
+// adopting someone's orphan needs the rights to change it, not to create one.
+func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid) error {
 	ctx, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
 	defer cancel()
-	if err := c.authorize(ctx, sg, verb); err != nil {
-		return err
+	versioned := &v1alpha1.ServiceGrid{}
+	if err := c.Scheme.Convert(sg, versioned, nil); err != nil {
+		return apierrors.NewInternalError(err)
 	}
-	return c.dryRun(ctx, sg)
+	name := servicegrid.ServiceName(sg.Name)
+	existing, err := c.Kube.CoreV1().Services(sg.Namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		existing = nil
+	case err != nil:
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot read Service %s/%s of this ServiceGrid: %v", sg.Namespace, name, err))
+	case !servicegrid.MayManage(existing, versioned):
+		existing = nil
+	}
+	verbs := []string{"create"}
+	if existing != nil {
+		verbs = []string{"update", "patch"}
+	}
+	for _, verb := range verbs {
+		if err := c.authorize(ctx, sg, verb); err != nil {
+			return err
+		}
+	}
+	return c.dryRun(ctx, versioned, existing)
 }
 
 // authorize requires that the requesting user may itself write the Service.
@@ -107,25 +132,34 @@ func (c *ClusterChecks) authorize(ctx context.Context, sg *topology.ServiceGrid,
 }
 
 // dryRun asks kube-apiserver to validate the Service as the reconciler
-// would write it: applied over the Service gridview manages, or created
-// afresh when there is none or it belongs to someone else (the reconciler
-// then reports the conflict), so every rule of Services applies here.
-func (c *ClusterChecks) dryRun(ctx context.Context, sg *topology.ServiceGrid) error {
-	versioned := &v1alpha1.ServiceGrid{}
-	if err := c.Scheme.Convert(sg, versioned, nil); err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	desired, err := servicegrid.DesiredService(versioned)
-	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
+// would write it: applied over the Service gridview controls, taken over
+// from the orphan it adopts, or created afresh, so every rule of Services
+// applies here.
+func (c *ClusterChecks) dryRun(ctx context.Context, sg *v1alpha1.ServiceGrid, existing *corev1.Service) error {
 	services := c.Kube.CoreV1().Services(sg.Namespace)
-	existing, err := services.Get(ctx, *desired.Name, metav1.GetOptions{})
+	dryRun := []string{metav1.DryRunAll}
+	var err error
 	switch {
-	case err == nil && servicegrid.MayManage(existing, versioned):
-		_, err = services.Apply(ctx, desired, metav1.ApplyOptions{FieldManager: servicegrid.FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}})
-	case err == nil || apierrors.IsNotFound(err):
-		err = c.dryRunCreate(ctx, desired)
+	case existing != nil && metav1.IsControlledBy(existing, sg):
+		var desired *corev1apply.ServiceApplyConfiguration
+		if desired, err = servicegrid.DesiredService(sg); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		_, err = services.Apply(ctx, desired, metav1.ApplyOptions{FieldManager: servicegrid.FieldManager, Force: true, DryRun: dryRun})
+	case existing != nil:
+		var takeover *corev1.Service
+		if takeover, err = servicegrid.Takeover(existing, sg); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		_, err = services.Update(ctx, takeover, metav1.UpdateOptions{FieldManager: servicegrid.FieldManager, DryRun: dryRun})
+	default:
+		// Under a generated name, so that no existing object stands in the way.
+		var svc *corev1.Service
+		if svc, err = servicegrid.DesiredServiceObject(sg); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		svc.Name, svc.GenerateName = "", "gridview-dry-run-"
+		_, err = services.Create(ctx, svc, metav1.CreateOptions{DryRun: dryRun})
 	}
 	switch {
 	case err == nil:
@@ -134,24 +168,8 @@ func (c *ClusterChecks) dryRun(ctx context.Context, sg *topology.ServiceGrid) er
 		return serviceGridInvalid(sg.Name, err.(apierrors.APIStatus).Status())
 	default:
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot validate Service %s/%s of this ServiceGrid against kube-apiserver: %v",
-			sg.Namespace, *desired.Name, err))
+			sg.Namespace, servicegrid.ServiceName(sg.Name), err))
 	}
-}
-
-// dryRunCreate validates desired as a new Service under a generated name, so
-// that no existing object stands in the way.
-func (c *ClusterChecks) dryRunCreate(ctx context.Context, desired *corev1apply.ServiceApplyConfiguration) error {
-	data, err := json.Marshal(desired)
-	if err != nil {
-		return err
-	}
-	svc := &corev1.Service{}
-	if err := json.Unmarshal(data, svc); err != nil {
-		return err
-	}
-	svc.Name, svc.GenerateName = "", "gridview-dry-run-"
-	_, err = c.Kube.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	return err
 }
 
 // serviceGridInvalid restates kube-apiserver's verdict on the Service as a

@@ -33,9 +33,11 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/install"
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
 func TestAuthorizeRequiresServiceRights(t *testing.T) {
@@ -145,12 +147,12 @@ func TestDryRunVerdicts(t *testing.T) {
 			kube := kubefake.NewClientset()
 			kube.PrependReactor("*", "services", tc.react)
 			checks := &ClusterChecks{Scheme: scheme, Kube: kube}
-			sg := &topology.ServiceGrid{
+			sg := &v1alpha1.ServiceGrid{
 				ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"},
-				Spec: topology.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: topology.FallbackNone,
+				Spec: v1alpha1.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: v1alpha1.FallbackNone,
 					Template: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
 			}
-			err := checks.dryRun(context.Background(), sg)
+			err := checks.dryRun(context.Background(), sg, nil)
 			if tc.wantCode == 0 {
 				if err != nil {
 					t.Fatalf("err = %v, want none", err)
@@ -162,5 +164,89 @@ func TestDryRunVerdicts(t *testing.T) {
 				t.Errorf("err = %v, want code %d containing %q", err, tc.wantCode, tc.wantText)
 			}
 		})
+	}
+}
+
+// The rights asked and the dry run follow what the reconciler's write will
+// be, which a live read of the Service tells: adopting an orphan changes a
+// Service someone else made, so it needs the rights to change it.
+func TestCheckAsksForTheWriteItWillBe(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	sg := &topology.ServiceGrid{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"},
+		Spec: topology.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: topology.FallbackNone,
+			Template: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+	}
+	controllerRef := metav1.OwnerReference{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "ServiceGrid", Name: "echo",
+		UID: "uid-1", Controller: ptr.To(true)}
+	existing := func(mutate func(*corev1.Service)) []runtime.Object {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-svc", Namespace: "demo", UID: "svc-1", ResourceVersion: "5"}}
+		mutate(svc)
+		return []runtime.Object{svc}
+	}
+	tests := []struct {
+		name       string
+		services   []runtime.Object
+		wantVerbs  string
+		wantDryRun string // the verb of the dry run
+	}{
+		{name: "no Service: a create", wantVerbs: "create", wantDryRun: "create"},
+		{name: "a Service of someone else: left alone, a create once it goes", wantVerbs: "create", wantDryRun: "create",
+			services: existing(func(svc *corev1.Service) { svc.Labels = map[string]string{"owner": "other"} })},
+		{name: "its own Service: an apply", wantVerbs: "update,patch", wantDryRun: "patch",
+			services: existing(func(svc *corev1.Service) { svc.OwnerReferences = []metav1.OwnerReference{controllerRef} })},
+		{name: "an orphan it adopts: a takeover", wantVerbs: "update,patch", wantDryRun: "update",
+			services: existing(func(svc *corev1.Service) {
+				svc.Labels = map[string]string{"superedge.io/grid-selector": "echo"}
+				svc.Spec.ExternalIPs = []string{"203.0.113.7"}
+			})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kube := kubefake.NewClientset(tc.services...)
+			var verbs []string
+			checks := &ClusterChecks{Scheme: scheme, Kube: kube, Authorizer: authorizer.AuthorizerFunc(
+				func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+					verbs = append(verbs, a.GetVerb())
+					return authorizer.DecisionAllow, "", nil
+				})}
+			ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"})
+			if err := checks.check(ctx, sg); err != nil {
+				t.Fatalf("check: %v", err)
+			}
+			if got := strings.Join(verbs, ","); got != tc.wantVerbs {
+				t.Errorf("asked for %q, want %q", got, tc.wantVerbs)
+			}
+			var dryRuns []string
+			for _, action := range kube.Actions() {
+				if action.GetVerb() != "get" {
+					dryRuns = append(dryRuns, action.GetVerb())
+				}
+			}
+			if strings.Join(dryRuns, ",") != tc.wantDryRun {
+				t.Errorf("dry runs %v, want %s", dryRuns, tc.wantDryRun)
+			}
+		})
+	}
+}
+
+// Adoption is denied to a user who may create Services but not change one.
+func TestAdoptionNeedsTheRightToChangeTheOrphan(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	orphan := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-svc", Namespace: "demo",
+		Labels: map[string]string{"superedge.io/grid-selector": "echo"}}}
+	checks := &ClusterChecks{Scheme: scheme, Kube: kubefake.NewClientset(orphan), Authorizer: authorizer.AuthorizerFunc(
+		func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+			if a.GetVerb() == "create" {
+				return authorizer.DecisionAllow, "", nil
+			}
+			return authorizer.DecisionDeny, "", nil
+		})}
+	ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"})
+	err := checks.check(ctx, &topology.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"}})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
+		t.Errorf("err = %v, want 403 for update", err)
 	}
 }

@@ -103,10 +103,11 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 }
 
 // Update stores a changed ServiceGrid that passes validation and the cluster
-// checks; patches, server-side apply included, come here too.
+// checks; patches come here too, and server-side apply to a new name creates
+// through createValidation, which must check as much as Create does.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.Store.Update(ctx, name, objInfo, createValidation, r.checks.wrapUpdate(updateValidation), forceAllowCreate, options)
+	return r.Store.Update(ctx, name, objInfo, r.checks.wrapCreate(createValidation), r.checks.wrapUpdate(updateValidation), forceAllowCreate, options)
 }
 
 func (w WriteObserver) report(obj runtime.Object) {
