@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -113,6 +114,24 @@ func (c *Cluster) RestartGridview(ctx context.Context) error {
 		return err
 	}
 	return c.StartGridview(ctx)
+}
+
+// RestartGridviewOnEmptyStore stops gridview-apiserver, deletes its embedded
+// etcd's data directory and starts it on an empty one, as a Pod replaced onto
+// an emptyDir would start: every ServiceGrid is gone, while their Services,
+// in kube-apiserver, are not. It returns once the group is served again.
+func (c *Cluster) RestartGridviewOnEmptyStore(ctx context.Context) error {
+	if c.gridviewEtcdInstance != nil {
+		return errors.New("gridview-apiserver keeps its ServiceGrids in the external gridview-etcd, not in a data directory")
+	}
+	r := c.primary()
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(r.dataDir); err != nil {
+		return fmt.Errorf("emptying the data directory of %s: %w", r.Name, err)
+	}
+	return r.Start(ctx)
 }
 
 // waitGridviewServing waits for the process's own /readyz first, makes the
