@@ -169,7 +169,9 @@ type NodeEndpointSlice struct {
 	// +optional
 	// +listType=atomic
 	Ports []discoveryv1.EndpointPort `json:"ports,omitempty"`
-	// Endpoints are the endpoints this node routes to, without topology hints.
+	// Endpoints are the endpoints this node routes to. A pruned view (mode
+	// AnyMatch or Ordered) carries no topology hints; a view of every
+	// endpoint (mode None) keeps the source slice's hints.
 	// +optional
 	// +listType=atomic
 	Endpoints []discoveryv1.Endpoint `json:"endpoints,omitempty"`

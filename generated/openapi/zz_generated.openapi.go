@@ -421,7 +421,7 @@ func schema_gridview_apis_topology_v1alpha1_NodeEndpointSlice(ref common.Referen
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Endpoints are the endpoints this node routes to, without topology hints.",
+							Description: "Endpoints are the endpoints this node routes to. A pruned view (mode AnyMatch or Ordered) carries no topology hints; a view of every endpoint (mode None) keeps the source slice's hints.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
