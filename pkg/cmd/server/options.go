@@ -65,6 +65,12 @@ type Options struct {
 	DataDir string
 	// LeaderElectionNamespace holds the Lease of the ServiceGrid controller.
 	LeaderElectionNamespace string
+	// ServingCertSecret ("<namespace>/<name>") holds the CA and serving
+	// certificate gridview-apiserver manages itself; empty: it serves
+	// --tls-cert-file or a self-signed certificate of --cert-dir.
+	ServingCertSecret string
+	// APIServiceName gets the CA of ServingCertSecret as its caBundle.
+	APIServiceName string
 
 	// etcdReachTimeout bounds how long start-up waits for an external etcd.
 	etcdReachTimeout time.Duration
@@ -95,6 +101,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
 		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes.")
+	o.addServingCertFlags(fs)
 }
 
 // ApplyLogging configures the process's logging; once per process.
@@ -122,6 +129,7 @@ func (o *Options) Validate() error {
 	if o.LeaderElectionNamespace == "" {
 		errs = append(errs, errors.New("--leader-election-namespace must not be empty"))
 	}
+	errs = append(errs, o.validateServingCert()...)
 	if o.embeddedEtcd != nil {
 		if err := embeddedetcd.ValidateDataDir(o.DataDir); err != nil {
 			errs = append(errs, err)
@@ -132,12 +140,13 @@ func (o *Options) Validate() error {
 
 // Config builds the server's configuration.
 func (o *Options) Config() (*apiserver.Config, error) {
-	// Without --tls-cert-file, a self-signed certificate that names the
-	// in-cluster Service of artifacts/deploy.
-	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost",
-		[]string{"gridview-apiserver.gridview-system.svc", "gridview-apiserver.gridview-system.svc.cluster.local"},
-		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-		return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
+	// Without --tls-cert-file or a managed certificate, a self-signed one
+	// that names the in-cluster Service of artifacts/deploy.
+	if o.ServingCertSecret == "" {
+		if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost",
+			serviceDNSNames("gridview-system"), []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+			return nil, fmt.Errorf("creating self-signed serving certificates: %w", err)
+		}
 	}
 
 	cfg := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
@@ -151,6 +160,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 
 	if err := o.RecommendedOptions.ApplyTo(cfg); err != nil {
 		return nil, err
+	}
+	if o.ServingCertSecret != "" {
+		// Secure serving runs the controller and reloads what it serves.
+		certs, err := o.servingCertController(cfg.ClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		cfg.SecureServing.Cert = certs
 	}
 	// Nodes read their own views only, whatever the cluster's RBAC says;
 	// everyone else is authorized by the cluster.

@@ -24,6 +24,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Flag errors end the command before it runs.
@@ -115,5 +117,50 @@ func TestCompleteChoosesEmbeddedEtcd(t *testing.T) {
 	servers := o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList
 	if len(servers) != 1 || servers[0] != o.embeddedEtcd.ClientURL.String() {
 		t.Errorf("etcd servers = %v, want the embedded member's %s", servers, o.embeddedEtcd.ClientURL.String())
+	}
+}
+
+func TestValidateServingCertFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // empty: valid
+	}{
+		{name: "managed certificate", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=v1alpha1.topology.gridview.io"}},
+		{name: "managed certificate without APIService", args: []string{"--serving-cert-secret=gridview-system/serving-cert"}},
+		{name: "given certificate", args: []string{"--tls-cert-file=tls.crt", "--tls-private-key-file=tls.key"}},
+		{name: "no namespace", args: []string{"--serving-cert-secret=serving-cert"},
+			wantErr: `--serving-cert-secret "serving-cert" must be <namespace>/<name> of a Secret`},
+		{name: "invalid name", args: []string{"--serving-cert-secret=gridview-system/Serving_Cert"},
+			wantErr: `--serving-cert-secret "gridview-system/Serving_Cert" must be <namespace>/<name> of a Secret`},
+		{name: "both certificates", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--tls-cert-file=tls.crt", "--tls-private-key-file=tls.key"},
+			wantErr: "--serving-cert-secret excludes --tls-cert-file and --tls-private-key-file"},
+		{name: "APIService without a managed CA", args: []string{"--apiservice-name=v1alpha1.topology.gridview.io"},
+			wantErr: "--apiservice-name needs --serving-cert-secret"},
+		{name: "invalid APIService name", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=V1/topology"},
+			wantErr: `--apiservice-name "V1/topology" is not an APIService name`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := NewOptions()
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			o.AddFlags(fs)
+			if err := fs.Parse(append(tc.args, "--data-dir="+t.TempDir())); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Complete(); err != nil {
+				t.Fatal(err)
+			}
+			err := o.Validate()
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("error = %v, want none", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error = %v, want one line containing %q", err, tc.wantErr)
+			}
+		})
 	}
 }

@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package servingcert
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
+)
+
+const (
+	// caKeyKey holds the CA's private key beside the kubernetes.io/tls keys
+	// and cert-manager's ca.crt, so that every replica can issue leaves.
+	caKeyKey = "ca.key"
+
+	// caLifetime is long because the aggregator trusts the CA itself: a new
+	// CA means a new caBundle. Leaves are short-lived since rotating them
+	// changes nothing outside the Secret.
+	caLifetime   = 3 * 365 * 24 * time.Hour
+	leafLifetime = 90 * 24 * time.Hour
+	// backdate tolerates clocks behind the one that issued the certificate.
+	backdate = 5 * time.Minute
+)
+
+// bundle is what the Secret holds: the CAs the aggregator must trust and the
+// serving certificate, parsed and as PEM.
+type bundle struct {
+	// cas are the signing CA first, then predecessors not yet expired, whose
+	// leaves replicas that have not synced yet may still serve.
+	cas   []*x509.Certificate
+	caKey crypto.Signer
+	leaf  *x509.Certificate // nil when the Secret holds none that is usable
+
+	caBundlePEM, caKeyPEM, certPEM, keyPEM []byte
+}
+
+// parseBundle reads a Secret's data. A usable CA is required; the leaf is
+// optional, so that a Secret seeded with a CA of the user's gets a leaf from
+// it.
+func parseBundle(data map[string][]byte) (*bundle, error) {
+	cas, err := certutil.ParseCertsPEM(data[corev1.ServiceAccountRootCAKey])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", corev1.ServiceAccountRootCAKey, err)
+	}
+	parsedKey, err := keyutil.ParsePrivateKeyPEM(data[caKeyKey])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", caKeyKey, err)
+	}
+	caKey, ok := parsedKey.(crypto.Signer)
+	if !ok || !publicKeysEqual(caKey.Public(), cas[0].PublicKey) {
+		return nil, fmt.Errorf("%s is not the key of the first certificate of %s", caKeyKey, corev1.ServiceAccountRootCAKey)
+	}
+	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: data[corev1.ServiceAccountRootCAKey], caKeyPEM: data[caKeyKey]}
+	if pair, err := tls.X509KeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil {
+		b.leaf = pair.Leaf
+		b.certPEM, b.keyPEM = data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]
+	}
+	return b, nil
+}
+
+func publicKeysEqual(a, b crypto.PublicKey) bool {
+	key, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && key.Equal(b)
+}
+
+// data is the Secret's data for b.
+func (b *bundle) data() map[string][]byte {
+	return map[string][]byte{
+		corev1.ServiceAccountRootCAKey: b.caBundlePEM,
+		caKeyKey:                       b.caKeyPEM,
+		corev1.TLSCertKey:              b.certPEM,
+		corev1.TLSPrivateKeyKey:        b.keyPEM,
+	}
+}
+
+// renew returns the bundle to store and whether it differs from stored
+// (nil: nothing usable stored). A CA or leaf is renewed once less than a
+// third of its lifetime is left, as kubelet does with its certificates, so
+// that a failing renewal has months to be noticed; a new CA keeps its
+// predecessor in the bundle until that expires.
+func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error) {
+	next := &bundle{}
+	if stored != nil {
+		*next = *stored
+	}
+	changed := false
+	switch {
+	case stored == nil || dueForRenewal(stored.cas[0], now):
+		ca, key, err := newCA(now)
+		if err != nil {
+			return nil, false, err
+		}
+		next.cas, next.caKey, changed = []*x509.Certificate{ca}, key, true
+		if stored != nil {
+			next.cas = append(next.cas, unexpired(stored.cas, now)...)
+		}
+	case len(unexpired(stored.cas, now)) != len(stored.cas):
+		next.cas, changed = unexpired(stored.cas, now), true
+	}
+	if changed || next.leaf == nil || dueForRenewal(next.leaf, now) ||
+		next.leaf.CheckSignatureFrom(next.cas[0]) != nil || !slices.Equal(next.leaf.DNSNames, hosts) {
+		leaf, certPEM, keyPEM, err := newLeaf(next.cas[0], next.caKey, hosts, now)
+		if err != nil {
+			return nil, false, err
+		}
+		next.leaf, next.certPEM, next.keyPEM, changed = leaf, certPEM, keyPEM, true
+	}
+	if !changed {
+		return next, false, nil
+	}
+	var caBundle bytes.Buffer
+	for _, ca := range next.cas {
+		caBundle.Write(encodeCertPEM(ca))
+	}
+	next.caBundlePEM = caBundle.Bytes()
+	caKeyPEM, err := keyutil.MarshalPrivateKeyToPEM(next.caKey)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the CA key: %w", err)
+	}
+	next.caKeyPEM = caKeyPEM
+	return next, true, nil
+}
+
+func dueForRenewal(cert *x509.Certificate, now time.Time) bool {
+	return now.After(cert.NotAfter.Add(-cert.NotAfter.Sub(cert.NotBefore) / 3))
+}
+
+func unexpired(certs []*x509.Certificate, now time.Time) []*x509.Certificate {
+	return slices.DeleteFunc(slices.Clone(certs), func(cert *x509.Certificate) bool { return now.After(cert.NotAfter) })
+}
+
+func newCA(now time.Time) (*x509.Certificate, crypto.Signer, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating the CA key: %w", err)
+	}
+	template, err := certTemplate(fmt.Sprintf("gridview-apiserver-ca@%d", now.Unix()), now, caLifetime)
+	if err != nil {
+		return nil, nil, err
+	}
+	template.IsCA, template.MaxPathLenZero = true, true
+	template.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, template, template, key.Public(), key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("signing the CA certificate: %w", err)
+	}
+	ca, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing the CA certificate: %w", err)
+	}
+	return ca, key, nil
+}
+
+func newLeaf(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time.Time) (*x509.Certificate, []byte, []byte, error) {
+	if len(hosts) == 0 {
+		return nil, nil, nil, errors.New("a serving certificate needs at least one DNS name")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("generating the serving key: %w", err)
+	}
+	template, err := certTemplate(hosts[0], now, leafLifetime)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	template.DNSNames = hosts
+	template.KeyUsage = x509.KeyUsageDigitalSignature
+	template.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("signing the serving certificate: %w", err)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("parsing the serving certificate: %w", err)
+	}
+	keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("encoding the serving key: %w", err)
+	}
+	return leaf, encodeCertPEM(leaf), keyPEM, nil
+}
+
+func certTemplate(commonName string, now time.Time, lifetime time.Duration) (*x509.Certificate, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, fmt.Errorf("generating a serial number: %w", err)
+	}
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: commonName},
+		NotBefore:             now.Add(-backdate),
+		NotAfter:              now.Add(lifetime),
+		BasicConstraintsValid: true,
+	}, nil
+}
+
+func encodeCertPEM(cert *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: cert.Raw})
+}
