@@ -19,12 +19,6 @@ limitations under the License.
 package manifests
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -32,60 +26,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// deployObjects decodes every object of artifacts/deploy and its
-// subdirectories.
-func deployObjects(t *testing.T) map[string]runtime.Object {
-	t.Helper()
-	objects := map[string]runtime.Object{}
-	root := filepath.Join("..", "..", "artifacts", "deploy")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") || d.Name() == "kustomization.yaml" {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := reader.Read()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			if len(bytes.TrimSpace(doc)) == 0 {
-				continue
-			}
-			obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
-			if err != nil {
-				// Kinds client-go does not know, such as APIService.
-				continue
-			}
-			name := obj.(interface{ GetName() string }).GetName()
-			objects[gvk.Kind+"/"+name] = obj
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objects
-}
-
 func TestRBACIsLeastPrivilege(t *testing.T) {
-	objects := deployObjects(t)
 	roles := 0
-	for name, obj := range objects {
+	for _, m := range manifests(t) {
 		var rules []rbacv1.PolicyRule
-		switch obj := obj.(type) {
+		clusterWide := false
+		switch obj := m.obj.(type) {
 		case *rbacv1.ClusterRole:
-			rules = obj.Rules
+			rules, clusterWide = obj.Rules, true
 		case *rbacv1.Role:
 			rules = obj.Rules
 		default:
@@ -95,30 +45,69 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 		for _, rule := range rules {
 			for _, list := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.NonResourceURLs} {
 				if slices.Contains(list, "*") {
-					t.Errorf("%s grants a wildcard: %+v", name, rule)
+					t.Errorf("%s grants a wildcard: %+v", m, rule)
 				}
 			}
-			if slices.Contains(rule.Resources, "secrets") {
-				t.Errorf("%s grants Secrets: %+v", name, rule)
+			for _, problem := range namedOnlyProblems(rule, clusterWide) {
+				t.Errorf("%s: %s: %+v", m, problem, rule)
 			}
 		}
 	}
 	if roles < 2 {
-		t.Fatalf("found %d roles under artifacts/deploy, want gridview-apiserver's and the wrapper's", roles)
+		t.Fatalf("found %d roles under artifacts, want gridview-apiserver's and the wrapper's", roles)
 	}
 }
 
+// namedOnlyProblems reports rights on objects of other components that a
+// rule grants: Secrets and Leases only in gridview's namespace and only
+// those named (create, which RBAC cannot limit by name, aside); APIServices
+// only by name.
+func namedOnlyProblems(rule rbacv1.PolicyRule, clusterWide bool) []string {
+	var problems []string
+	for _, group := range rule.APIGroups {
+		for _, resource := range rule.Resources {
+			switch group + "/" + resource {
+			case "/secrets", "coordination.k8s.io/leases":
+				if clusterWide {
+					problems = append(problems, resource+" in a ClusterRole, which reaches every namespace")
+				}
+				if len(rule.ResourceNames) == 0 && slices.ContainsFunc(rule.Verbs, func(verb string) bool { return verb != "create" }) {
+					problems = append(problems, resource+" beyond create without resourceNames")
+				}
+			case "apiregistration.k8s.io/apiservices":
+				if len(rule.ResourceNames) == 0 || slices.Contains(rule.Verbs, "create") {
+					problems = append(problems, "apiservices without resourceNames")
+				}
+			}
+		}
+	}
+	return problems
+}
+
 func TestWorkloadsAreHardened(t *testing.T) {
-	objects := deployObjects(t)
-	apiserver, ok := objects["Deployment/gridview-apiserver"].(*appsv1.Deployment)
-	if !ok {
-		t.Fatal("no Deployment gridview-apiserver")
+	var apiserver *appsv1.Deployment
+	var wrapper *appsv1.DaemonSet
+	pods := map[string]corev1.PodSpec{}
+	for _, m := range manifests(t) {
+		switch obj := m.obj.(type) {
+		case *appsv1.Deployment:
+			pods[m.String()] = obj.Spec.Template.Spec
+			if obj.Name == "gridview-apiserver" && m.source == "deploy" {
+				apiserver = obj
+			}
+		case *appsv1.DaemonSet:
+			pods[m.String()] = obj.Spec.Template.Spec
+			if obj.Name == "gridview-wrapper" {
+				wrapper = obj
+			}
+		case *appsv1.StatefulSet:
+			pods[m.String()] = obj.Spec.Template.Spec
+		}
 	}
-	wrapper, ok := objects["DaemonSet/gridview-wrapper"].(*appsv1.DaemonSet)
-	if !ok {
-		t.Fatal("no DaemonSet gridview-wrapper")
+	if apiserver == nil || wrapper == nil {
+		t.Fatalf("no Deployment gridview-apiserver in artifacts/deploy (%v) or no DaemonSet gridview-wrapper (%v)", apiserver, wrapper)
 	}
-	for name, pod := range map[string]corev1.PodSpec{"gridview-apiserver": apiserver.Spec.Template.Spec, "gridview-wrapper": wrapper.Spec.Template.Spec} {
+	for name, pod := range pods {
 		for _, c := range pod.Containers {
 			sc := c.SecurityContext
 			if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
