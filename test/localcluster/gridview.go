@@ -155,11 +155,5 @@ func (c *Cluster) waitGridviewServing(ctx context.Context, r *GridviewReplica, p
 	}); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	r.serving = r.proc == proc
-	c.mu.Unlock()
-	if err := c.syncGridviewEndpoints(); err != nil {
-		return err
-	}
-	return waitFor(ctx, time.Until(deadline), proc, "APIService "+apiServiceName+" Available", c.checkGroupServed)
+	return c.markServing(ctx, r, proc, deadline)
 }

@@ -51,7 +51,7 @@ var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8
 // replicas' namespace addresses: a selector-less Service (no kubelet runs
 // pods here) whose EndpointSlice and Endpoints syncGridviewEndpoints writes
 // by hand, and the APIService from artifacts/deploy trusting the run's
-// serving CA instead of skipping TLS verification.
+// serving CA.
 func (c *Cluster) registerGridview(ctx context.Context) error {
 	client, err := c.quietAdminClient()
 	if err != nil {
@@ -133,24 +133,17 @@ func (c *Cluster) syncGridviewEndpoints() error {
 	return nil
 }
 
-// localAPIService reads artifacts/deploy/apiservice.yaml and swaps
-// insecureSkipTLSVerify for the run's serving CA.
+// localAPIService is artifacts/deploy/apiservice.yaml trusting the run's
+// serving CA.
 func (c *Cluster) localAPIService() (*unstructured.Unstructured, error) {
-	path := c.deployManifest("apiservice.yaml")
-	data, err := os.ReadFile(path)
+	obj, err := c.deployAPIService()
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	objects, err := decodeManifests(data)
-	if err != nil || len(objects) != 1 || objects[0].GetName() != apiServiceName {
-		return nil, fmt.Errorf("%s must hold exactly the APIService %s (%v)", path, apiServiceName, err)
+		return nil, err
 	}
 	caPEM, err := os.ReadFile(c.pki.GridviewCACert)
 	if err != nil {
 		return nil, fmt.Errorf("reading gridview serving CA: %w", err)
 	}
-	obj := objects[0]
-	unstructured.RemoveNestedField(obj.Object, "spec", "insecureSkipTLSVerify")
 	if err := unstructured.SetNestedField(obj.Object, base64.StdEncoding.EncodeToString(caPEM), "spec", "caBundle"); err != nil {
 		return nil, fmt.Errorf("setting caBundle: %w", err)
 	}

@@ -52,6 +52,12 @@ type GridviewReplica struct {
 	keyFile  string
 	dataDir  string // the embedded etcd's, without Options.ExternalGridviewEtcd
 
+	// managedCert runs the replica with the serving certificate it manages
+	// itself (UseManagedServingCert); managedCA is the caBundle that
+	// verified it. Guarded by cluster.mu.
+	managedCert bool
+	managedCA   []byte
+
 	// Guarded by cluster.mu.
 	proc    *Process
 	serving bool // an endpoint of the Service
@@ -109,7 +115,7 @@ func (c *Cluster) AddGridviewReplica(ctx context.Context) (*GridviewReplica, err
 func (r *GridviewReplica) Start(ctx context.Context) error {
 	c := r.cluster
 	c.mu.Lock()
-	running := r.proc != nil
+	running, managed := r.proc != nil, r.managedCert
 	c.mu.Unlock()
 	if running {
 		return fmt.Errorf("%s is already running: stop it first", r.Name)
@@ -117,7 +123,6 @@ func (r *GridviewReplica) Start(ctx context.Context) error {
 	argv := []string{"ip", "netns", "exec", r.Netns, filepath.Join(c.opts.BinDir, "gridview-apiserver"),
 		"--bind-address", r.IP.String(),
 		"--secure-port", strconv.Itoa(gridviewPort),
-		"--tls-cert-file", r.certFile, "--tls-private-key-file", r.keyFile,
 		"--kubeconfig", c.GridviewKubeconfig,
 		"--authentication-kubeconfig", c.GridviewKubeconfig,
 		"--authorization-kubeconfig", c.GridviewKubeconfig,
@@ -128,11 +133,17 @@ func (r *GridviewReplica) Start(ctx context.Context) error {
 	} else {
 		argv = append(argv, "--data-dir", r.dataDir)
 	}
+	wait := c.waitGridviewServing
+	if managed {
+		argv, wait = append(argv, managedArgs()...), c.waitManagedServing
+	} else {
+		argv = append(argv, "--tls-cert-file", r.certFile, "--tls-private-key-file", r.keyFile)
+	}
 	proc, err := c.launch(r.Name, argv, func(p *Process) { r.proc = p })
 	if err != nil {
 		return err
 	}
-	if err := c.waitGridviewServing(ctx, r, proc); err != nil {
+	if err := wait(ctx, r, proc); err != nil {
 		return errors.Join(err, r.Stop())
 	}
 	c.opts.Logf("%s (pid %d) serves %s through %s", r.Name, proc.Pid(), gridviewGroupVersion, c.ServerURL)
@@ -198,6 +209,13 @@ func (r *GridviewReplica) Config() *rest.Config {
 	cfg.TLSClientConfig.CAFile = r.cluster.pki.GridviewCACert
 	cfg.TLSClientConfig.CAData = nil
 	cfg.TLSClientConfig.ServerName = ""
+	r.cluster.mu.Lock()
+	defer r.cluster.mu.Unlock()
+	if r.managedCA != nil {
+		// The managed certificate names the Service only.
+		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", r.managedCA
+		cfg.TLSClientConfig.ServerName = GridviewServiceDNSName
+	}
 	return cfg
 }
 
