@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -138,8 +139,10 @@ func (c *Controller) Run(ctx context.Context, _ int) {
 
 // RunOnce makes the Secret hold a CA and a serving certificate neither of
 // which is due for renewal, publishes the CA bundle in the APIService, then
-// serves the certificate.
+// serves the certificate, even when the APIService cannot be read or
+// patched: it may not be registered yet, and serving does not depend on it.
 func (c *Controller) RunOnce(ctx context.Context) error {
+	var errs []error
 	// The APIService is read before the Secret: its resourceVersion, sent
 	// with the patch, makes the patch fail if another replica renewed the CA
 	// and published it after this replica read the Secret.
@@ -147,21 +150,22 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if c.cfg.APIService != "" {
 		var err error
 		if apiService, err = c.dynamic.Resource(apiServicesResource).Get(ctx, c.cfg.APIService, metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("reading APIService %s: %w", c.cfg.APIService, err)
+			errs = append(errs, fmt.Errorf("reading APIService %s: %w", c.cfg.APIService, err))
 		}
 	}
 	current, err := c.ensureSecret(ctx)
 	if err != nil {
-		return err
+		return errors.Join(append(errs, err)...)
 	}
-	var publishErr error
 	if apiService != nil {
-		publishErr = c.publishCABundle(ctx, apiService, current.caBundlePEM)
+		if err := c.publishCABundle(ctx, apiService, current.caBundlePEM); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	// Served even when publishing failed: what the Secret holds is what the
 	// other replicas serve, and a replica that publishes fixes the bundle.
 	c.serve(current)
-	return publishErr
+	return errors.Join(errs...)
 }
 
 // ensureSecret returns the Secret's bundle, renewed and written first if

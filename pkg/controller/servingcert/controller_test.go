@@ -369,12 +369,16 @@ func TestRepairsTheCABundle(t *testing.T) {
 	}
 }
 
-func TestReportsUnreadableAPIService(t *testing.T) {
+// An APIService that is not registered yet is reported, and the
+// certificate served all the same.
+func TestServesWithoutTheAPIService(t *testing.T) {
 	c := newCluster(t, map[string]any{})
 	r := c.replica(start)
 	r.cfg.APIService = "v1.missing.example.com"
-	err := r.RunOnce(context.Background())
-	if !apierrors.IsNotFound(err) {
+	if err := r.RunOnce(context.Background()); !apierrors.IsNotFound(err) {
 		t.Fatalf("error %v, want the APIService's NotFound", err)
+	}
+	if cert, _ := r.CurrentCertKeyContent(); !bytes.Equal(cert, c.secret(t).Data["tls.crt"]) {
+		t.Error("the Secret's certificate is not served")
 	}
 }
