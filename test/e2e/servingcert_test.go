@@ -22,8 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"net"
-	"strconv"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -45,14 +44,16 @@ import (
 func TestAggregatorVerifiesSelfManagedServingCert(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := cluster.UseManagedServingCert(ctx); err != nil {
-		t.Fatalf("running gridview-apiserver with the certificate it manages: %v", err)
-	}
+	// Registered first: later tests need gridview-apiserver back even if
+	// this one fails half-way.
 	t.Cleanup(func() {
 		if err := cluster.UseHarnessServingCert(context.Background()); err != nil {
 			t.Errorf("restoring the harness's serving certificate: %v", err)
 		}
 	})
+	if err := cluster.UseManagedServingCert(ctx); err != nil {
+		t.Fatalf("running gridview-apiserver with the certificate it manages: %v", err)
+	}
 
 	secret, err := kubeClient.CoreV1().Secrets("gridview-system").Get(ctx, localcluster.ServingCertSecret, metav1.GetOptions{})
 	if err != nil {
@@ -83,8 +84,11 @@ func TestAggregatorVerifiesSelfManagedServingCert(t *testing.T) {
 	// is the Secret's and chains to the caBundle for the Service's name.
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(caBundle)
-	replica := cluster.GridviewReplicas()[0]
-	conn, err := tls.Dial("tcp", net.JoinHostPort(replica.IP.String(), strconv.Itoa(8443)),
+	direct, err := url.Parse(cluster.GridviewReplicas()[0].Config().Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("tcp", direct.Host,
 		&tls.Config{RootCAs: roots, ServerName: localcluster.GridviewServiceDNSName})
 	if err != nil {
 		t.Fatalf("the caBundle does not verify gridview-apiserver for %s: %v", localcluster.GridviewServiceDNSName, err)
