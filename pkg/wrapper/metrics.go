@@ -56,6 +56,10 @@ var (
 		Subsystem: subsystem, Name: "local_endpoint_invalid_total", StabilityLevel: metrics.ALPHA,
 		Help: "Distinct bad values of the superedge.io/local-endpoint and local-port annotations, ignored.",
 	})
+	rejectedViews = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "rejected_views_total", StabilityLevel: metrics.ALPHA,
+		Help: "NodeEndpoints received from upstream and neither served nor cached, by reason (foreign_node: another node's view).",
+	}, []string{"reason"})
 	bytesSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "sent_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses sent to kube-proxy.",
@@ -67,7 +71,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews)
 	})
 }
 

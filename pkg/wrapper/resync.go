@@ -31,11 +31,17 @@ import (
 // state becomes exactly the cluster's: objects that went while the wrapper
 // was away or cut off are removed, and only the difference reaches kube-proxy.
 func (u *Upstream) Run(ctx context.Context) {
+	go u.probe(ctx)
+	u.sync(ctx)
+}
+
+// sync starts the informers and, once they have synced, makes the state the
+// cluster's.
+func (u *Upstream) sync(ctx context.Context) {
 	u.shared.Start(ctx.Done())
 	u.node.Start(ctx.Done())
 	u.views.Start(ctx.Done())
 	u.apiServer.Start(ctx.Done())
-	go u.probe(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
 		return
 	}
@@ -60,6 +66,10 @@ func (u *Upstream) reconcile() {
 	var rendered, legacy []runtime.Object
 	u.slicesOf = map[types.NamespacedName][]types.NamespacedName{}
 	for _, view := range views {
+		// Counted when received.
+		if !u.ours(view) {
+			continue
+		}
 		view = u.local.serve(view)
 		service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
 		for _, slice := range renderSlices(view) {

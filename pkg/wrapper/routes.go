@@ -74,35 +74,21 @@ func (r route) key() types.NamespacedName {
 	return types.NamespacedName{Namespace: r.namespace, Name: r.name}
 }
 
-// forwarded says whether a request goes upstream: discovery, and the Events
-// kube-proxy writes. Nothing else does: the wrapper is not an open proxy.
+// forwarded says whether a request goes upstream as it is: discovery only.
+// Event writes go upstream as the eventGate admits them; nothing else does:
+// the wrapper is not an open proxy.
 func forwarded(req *http.Request) bool {
+	if req.Method != http.MethodGet {
+		return false
+	}
 	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	if req.Method == http.MethodGet {
-		switch {
-		case req.URL.Path == "/version",
-			parts[0] == "api" && len(parts) <= 2,
-			parts[0] == "apis" && len(parts) <= 3:
-			return true
-		}
-		return false
-	}
-	switch req.Method {
-	case http.MethodPost, http.MethodPut, http.MethodPatch:
-	default:
-		return false
-	}
-	// /api/v1/namespaces/<ns>/events[/<name>] and the events.k8s.io/v1 path.
-	var rest []string
-	switch {
-	case len(parts) >= 5 && parts[0] == "api" && parts[1] == "v1":
-		rest = parts[2:]
-	case len(parts) >= 6 && parts[0] == "apis" && parts[1] == "events.k8s.io" && parts[2] == "v1":
-		rest = parts[3:]
-	default:
-		return false
-	}
-	return rest[0] == "namespaces" && rest[2] == "events" && len(rest) <= 4
+	return req.URL.Path == "/version" || parts[0] == "api" && len(parts) <= 2 || parts[0] == "apis" && len(parts) <= 3
+}
+
+// writesEvents says whether a request writes Events.
+func writesEvents(req *http.Request) bool {
+	_, _, _, ok := eventPath(req.URL.Path)
+	return ok && req.Method != http.MethodGet
 }
 
 // refusal is the answer to a request the wrapper neither serves nor forwards.

@@ -35,18 +35,25 @@ import (
 )
 
 // Server serves kube-proxy what the state holds, and forwards discovery and
-// Event writes upstream.
+// kube-proxy's Events upstream.
 type Server struct {
 	state    *State
 	upstream http.Handler
+	events   *eventGate
 	codecs   serializer.CodecFactory
 	metrics  http.Handler
 }
 
-// NewServer serves state; upstream handles forwarded requests.
-func NewServer(state *State, upstream http.Handler) *Server {
-	return &Server{state: state, upstream: upstream, codecs: serializer.NewCodecFactory(scheme.Scheme), metrics: legacyregistry.Handler()}
+// NewServer serves node's kube-proxy state; upstream handles forwarded
+// requests.
+func NewServer(node string, state *State, upstream http.Handler) *Server {
+	codecs := serializer.NewCodecFactory(scheme.Scheme)
+	return &Server{state: state, upstream: upstream, events: newEventGate(node, codecs), codecs: codecs, metrics: legacyregistry.Handler()}
 }
+
+// notSyncedRetryAfter is when kube-proxy asks again while the wrapper has
+// no state.
+const notSyncedRetryAfter = 5
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w = countingWriter{ResponseWriter: w}
@@ -69,9 +76,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.upstream.ServeHTTP(w, req)
 		return
 	}
+	if writesEvents(req) {
+		if err := s.events.admit(w, req); err != nil {
+			s.fail(w, req, err)
+			return
+		}
+		s.upstream.ServeHTTP(w, req)
+		return
+	}
 	r, ok := parseRoute(req.URL.Path)
 	if !ok || req.Method != http.MethodGet {
 		s.fail(w, req, refusal(req))
+		return
+	}
+	// An empty answer would tell kube-proxy that the cluster has no
+	// Services, and it would remove every rule of the node; an error keeps
+	// its rules as they are while it retries.
+	if !s.state.Synced() {
+		err := apierrors.NewServiceUnavailable("gridview-wrapper has no state yet: it has neither read the cluster nor loaded its cache")
+		err.ErrStatus.Details = &metav1.StatusDetails{RetryAfterSeconds: notSyncedRetryAfter}
+		s.fail(w, req, err)
 		return
 	}
 	gv := r.kind.gvr.GroupVersion()

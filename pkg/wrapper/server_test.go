@@ -18,8 +18,10 @@ package wrapper
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
@@ -55,7 +57,7 @@ func newTestServer(t *testing.T, contentType string) (*State, kubernetes.Interfa
 		},
 	})
 	forwarded := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "forwarded", http.StatusTeapot) })
-	server := httptest.NewServer(NewServer(state, forwarded))
+	server := httptest.NewServer(NewServer("edge-1", state, forwarded))
 	t.Cleanup(server.Close)
 	client, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{ContentType: contentType}})
 	if err != nil {
@@ -143,5 +145,51 @@ func TestServerRefusesWhatItDoesNotServe(t *testing.T) {
 	}
 	if _, err := client.Discovery().ServerVersion(); err == nil {
 		t.Error("discovery was not forwarded upstream")
+	}
+}
+
+// Until the state is read upstream or loaded from the cache, kube-proxy gets
+// a 503 it retries after Retry-After, not an empty state that would make it
+// remove every rule of the node.
+func TestServerAnswers503UntilSynced(t *testing.T) {
+	state := NewState(1, nil)
+	server := NewServer("edge-1", state, http.NotFoundHandler())
+	get := func(path string) *httptest.ResponseRecorder {
+		// A watch that is served streams until its client leaves.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		rec := httptest.NewRecorder()
+		server.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, "http://wrapper"+path, nil))
+		return rec
+	}
+	paths := []string{
+		"/api/v1/services", "/api/v1/services?watch=true", "/api/v1/namespaces/demo/services/echo",
+		"/apis/discovery.k8s.io/v1/endpointslices?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+		"/api/v1/endpoints", "/api/v1/nodes?fieldSelector=metadata.name%3Dedge-1", "/apis/networking.k8s.io/v1/servicecidrs",
+	}
+	for _, path := range paths {
+		t.Run(path, func(t *testing.T) {
+			rec := get(path)
+			var status metav1.Status
+			if err := json.Unmarshal(rec.Body.Bytes(), &status); err != nil {
+				t.Fatalf("%d %s: %v", rec.Code, rec.Body, err)
+			}
+			if rec.Code != http.StatusServiceUnavailable || status.Reason != metav1.StatusReasonServiceUnavailable ||
+				rec.Header().Get("Retry-After") != strconv.Itoa(notSyncedRetryAfter) {
+				t.Errorf("%d Retry-After %q %+v, want 503 ServiceUnavailable with Retry-After", rec.Code, rec.Header().Get("Retry-After"), status)
+			}
+		})
+	}
+	if rec := get("/readyz"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz %d before the state is synced", rec.Code)
+	}
+
+	state.Replace(services, []runtime.Object{testService("echo", "10.96.0.10", nil)})
+	state.MarkSynced()
+	if rec := get("/api/v1/namespaces/demo/services/echo"); rec.Code != http.StatusOK {
+		t.Errorf("get a Service once synced: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get("/readyz"); rec.Code != http.StatusOK {
+		t.Errorf("readyz %d once synced", rec.Code)
 	}
 }

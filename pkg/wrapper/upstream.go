@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -46,6 +47,9 @@ type Upstream struct {
 	node   informers.SharedInformerFactory
 	views  topologyinformers.SharedInformerFactory
 	synced []cache.InformerSynced
+
+	// nodeName is the node whose views are served; no other's.
+	nodeName string
 
 	viewLister topologylisters.NodeEndpointsLister
 	// apiServer reads the annotations of default/kubernetes's Endpoints and
@@ -73,8 +77,12 @@ func NewUpstream(config *rest.Config, node string, state *State, local *LocalEnd
 	if err != nil {
 		return nil, fmt.Errorf("creating the gridview client: %w", err)
 	}
+	return newUpstream(kube, gridview, node, state, local)
+}
+
+func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
 	u := &Upstream{
-		state: state, kube: kube,
+		nodeName: node, state: state, kube: kube,
 		shared: informers.NewSharedInformerFactory(kube, 0),
 		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = "metadata.name=" + node
@@ -117,16 +125,46 @@ func NewUpstream(config *rest.Config, node string, state *State, local *LocalEnd
 	}
 	views := u.views.Topology().V1alpha1().NodeEndpoints()
 	u.viewLister = views.Lister()
-	err = u.handle(views.Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { u.setView(obj.(*topologyv1alpha1.NodeEndpoints)) },
-		UpdateFunc: func(_, obj any) { u.setView(obj.(*topologyv1alpha1.NodeEndpoints)) },
+	err := u.handle(views.Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if view := obj.(*topologyv1alpha1.NodeEndpoints); u.accept(view) {
+				u.setView(view)
+			}
+		},
+		UpdateFunc: func(old, obj any) {
+			if view := obj.(*topologyv1alpha1.NodeEndpoints); u.accept(view) {
+				u.setView(view)
+			} else if old := old.(*topologyv1alpha1.NodeEndpoints); u.ours(old) {
+				u.deleteView(old)
+			}
+		},
 		DeleteFunc: func(obj any) {
-			if view, ok := unwrap(obj).(*topologyv1alpha1.NodeEndpoints); ok {
+			if view, ok := unwrap(obj).(*topologyv1alpha1.NodeEndpoints); ok && u.ours(view) {
 				u.deleteView(view)
 			}
 		},
 	})
 	return u, err
+}
+
+// ours says whether a view is this node's. The wrapper asks only for its
+// node's views, so another node's can only come from a server that is
+// broken or not the one it trusts; served, it would route this node's
+// traffic by another node's topology, and deleted, it would take this
+// node's view of the same Service with it.
+func (u *Upstream) ours(view *topologyv1alpha1.NodeEndpoints) bool {
+	return view.NodeName == u.nodeName
+}
+
+// accept says whether to serve a view received, and counts and logs one
+// that is another node's.
+func (u *Upstream) accept(view *topologyv1alpha1.NodeEndpoints) bool {
+	if u.ours(view) {
+		return true
+	}
+	rejectedViews.WithLabelValues("foreign_node").Inc()
+	klog.InfoS("Warning: rejecting a view of another node", "view", klog.KObj(view), "viewNode", view.NodeName, "node", u.nodeName)
+	return false
 }
 
 func (u *Upstream) handle(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {

@@ -23,8 +23,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"time"
 
@@ -142,7 +140,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	forward, err := forwarder(config)
+	forward, err := wrapper.NewForwarder(config)
 	if err != nil {
 		return err
 	}
@@ -150,7 +148,7 @@ func (o *Options) Run(ctx context.Context) error {
 	go state.Run(ctx)
 	go wrapper.KeepCached(ctx, state, o.CacheDir, time.Second)
 
-	server := &http.Server{Handler: wrapper.NewServer(state, forward), ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{Handler: wrapper.NewServer(o.NodeName, state, forward), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		state.Close()
@@ -162,24 +160,4 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	return nil
-}
-
-// forwarder sends the requests the wrapper forwards (discovery, Event
-// writes) upstream with the wrapper's credentials, never the caller's.
-func forwarder(config *rest.Config) (http.Handler, error) {
-	transport, err := rest.TransportFor(config)
-	if err != nil {
-		return nil, fmt.Errorf("creating the upstream transport: %w", err)
-	}
-	target, err := url.Parse(config.Host)
-	if err != nil {
-		return nil, fmt.Errorf("upstream address %q: %w", config.Host, err)
-	}
-	return &httputil.ReverseProxy{
-		Transport: transport,
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Header.Del("Authorization")
-		},
-	}, nil
 }

@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-base/metrics/testutil"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
+)
+
+func testView(node, service, slice string) *topologyv1alpha1.NodeEndpoints {
+	return &topologyv1alpha1.NodeEndpoints{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: node + "." + service},
+		NodeName:    node,
+		ServiceName: service,
+		Slices: []topologyv1alpha1.NodeEndpointSlice{{
+			Name: slice, AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
+		}},
+	}
+}
+
+// servedSlices is the names of the EndpointSlices the state serves, which
+// the cache saves.
+func servedSlices(state *State) []string {
+	var names []string
+	_, objects := state.Snapshot()
+	for _, obj := range objects {
+		if slice, ok := obj.(*discoveryv1.EndpointSlice); ok {
+			names = append(names, slice.Name)
+		}
+	}
+	return names
+}
+
+// The wrapper asks for its node's views only; another node's, from a server
+// that sends it anyway (the fake ignores the field selector), is neither
+// served nor cached, and counted. Nor does it take this node's view of the
+// same Service with it when it goes.
+func TestUpstreamRejectsOtherNodesViews(t *testing.T) {
+	RegisterMetrics()
+	rejected := func() float64 {
+		t.Helper()
+		value, err := testutil.GetCounterMetricValue(rejectedViews.WithLabelValues("foreign_node"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return value
+	}
+	before := rejected()
+	gridview := gridviewfake.NewSimpleClientset(testView("edge-1", "echo", "echo-a"), testView("edge-2", "web", "web-a"))
+	state := NewState(1, nil)
+	u, err := newUpstream(kubefake.NewClientset(), gridview, "edge-1", state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	go u.sync(ctx)
+	waitUntil := func(what string, done func() bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) { return done(), nil })
+		if err != nil {
+			t.Fatalf("%s: served slices %v, %v views rejected", what, servedSlices(state), rejected()-before)
+		}
+	}
+	waitUntil("synced, edge-2's view rejected", func() bool { return state.Synced() && rejected()-before == 1 })
+	if got := servedSlices(state); !slices.Equal(got, []string{"echo-a"}) {
+		t.Errorf("served slices %v, want this node's only", got)
+	}
+
+	// NodeEndpoints are read-only: the views change in the fake's tracker.
+	views := gridview.Tracker()
+	resource := topologyv1alpha1.SchemeGroupVersion.WithResource("nodeendpoints")
+	if err := views.Create(resource, testView("edge-2", "echo", "echo-b"), "demo"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("edge-2's view of echo rejected", func() bool { return rejected()-before == 2 })
+	if err := views.Delete(resource, "demo", "edge-2.echo"); err != nil {
+		t.Fatal(err)
+	}
+	// Handled in order: once this one is rejected, the deletion has been seen.
+	if err := views.Create(resource, testView("edge-3", "db", "db-a"), "demo"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("edge-3's view rejected", func() bool { return rejected()-before == 3 })
+	if got := servedSlices(state); !slices.Equal(got, []string{"echo-a"}) {
+		t.Errorf("after another node's view of echo came and went: served slices %v, want echo-a", got)
+	}
+	if _, err := state.Get(endpoints, keyOf(testService("echo", "", nil))); err != nil {
+		t.Errorf("the Endpoints of echo: %v", err)
+	}
+
+	// This node's view turning into another's is no longer served.
+	moved := testView("edge-1", "echo", "echo-a")
+	moved.NodeName = "edge-2"
+	if err := views.Update(resource, moved, "demo"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil("the moved view rejected and no longer served", func() bool { return rejected()-before == 4 && len(servedSlices(state)) == 0 })
+}
