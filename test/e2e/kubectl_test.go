@@ -25,6 +25,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 func TestKubectlDiscoversTheGroup(t *testing.T) {
@@ -135,5 +140,54 @@ spec:
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// kubectl prints a view's ready endpoints, as kubectl get endpoints does,
+// and counts the others in a wide column.
+func TestKubectlShowsReadyEndpointsOnly(t *testing.T) {
+	ns := testNamespace(t)
+	node := ns + "-n1"
+	if _, err := kubeClient.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
+	manifest := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(manifest, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-x, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{port: 8080}]
+endpoints:
+- {addresses: [10.9.0.1], nodeName: %[1]s, conditions: {ready: true}}
+- {addresses: [10.9.0.2], nodeName: %[1]s, conditions: {ready: false}}
+- {addresses: [10.9.0.3], nodeName: %[1]s, conditions: {ready: false, serving: true, terminating: true}}
+- {addresses: [10.9.0.4], nodeName: %[1]s}
+`, node)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-n", ns, "-f", manifest)
+
+	name := topology.Name(node, "web")
+	row := `(?m)^` + regexp.QuoteMeta(name) + `\s+` + regexp.QuoteMeta(node) + `\s+web\s+None\s+10\.9\.0\.1:8080,10\.9\.0\.4:8080\s+\S+`
+	eventually(t, 10*time.Second, "the view's row", func(context.Context) error {
+		out, err := kubectl(t, "get", "nep", "-n", ns, name, "-o", "wide")
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE\s+NOT READY$`).MatchString(out) ||
+			!regexp.MustCompile(row+`\s+2$`).MatchString(out) {
+			return fmt.Errorf("kubectl get nep -o wide: want the ready endpoints 10.9.0.1 and 10.9.0.4, and 2 not ready:\n%s", out)
+		}
+		return nil
+	})
+	out := mustKubectl(t, "get", "nep", "-n", ns, name)
+	if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE$`).MatchString(out) || !regexp.MustCompile(row+`$`).MatchString(out) {
+		t.Errorf("kubectl get nep: want the ready endpoints and no NOT READY column:\n%s", out)
 	}
 }
