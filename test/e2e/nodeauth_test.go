@@ -24,6 +24,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -117,5 +118,41 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 	// Anyone else is authorized by the cluster: a user without RBAC is refused.
 	if _, err := as(t, "nobody").TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, own); !apierrors.IsForbidden(err) {
 		t.Errorf("a user without RBAC: %v, want 403", err)
+	}
+}
+
+// A member of system:nodes whose user name is no node's identity is refused,
+// though the wrapper's RBAC grants the group every view: were it passed on to
+// the cluster's authorizer, it would read every node's views. A bootstrap
+// token or a misissued certificate can carry such an identity.
+func TestMalformedNodeIdentitiesAreRefused(t *testing.T) {
+	s := newSite(t)
+	applyWrapperRBAC(t)
+	s.expectViews(t, "a1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2"}})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, user, want string
+	}{
+		{name: "the prefix alone", user: "system:node:", want: `"" is not a node name`},
+		{name: "no prefix", user: s.node("a1"), want: "is not named system:node:<node name>"},
+		{name: "not a node name", user: "system:node:" + strings.ToUpper(s.node("a1")), want: "is not a node name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := rest.CopyConfig(cluster.AdminConfig)
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: tc.user, Groups: []string{"system:nodes"}}
+			client, err := versioned.NewForConfig(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, opts := range map[string]metav1.ListOptions{
+				"every node's views": {},
+				"a1's views":         {FieldSelector: "nodeName=" + s.node("a1")},
+			} {
+				_, err := client.TopologyV1alpha1().NodeEndpoints("").List(ctx, opts)
+				if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("listing %s: %v; want 403 saying %q", what, err, tc.want)
+				}
+			}
+		})
 	}
 }
