@@ -18,14 +18,18 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -88,6 +92,123 @@ func TestServiceGridNeedsTheRightToWriteServices(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
 		t.Errorf("update without the right to update Services: %v, want 403 saying why", err)
 	}
+}
+
+// Server-side apply to a new name creates the ServiceGrid through the update
+// path; it is admitted exactly as a POST: the rights to create the Service
+// and kube-apiserver's dry run of it.
+func TestServerSideApplyCreateIsAdmittedAsCreate(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t)
+	servicegrids := rbacv1.PolicyRule{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"servicegrids"},
+		Verbs: []string{"create", "get", "update", "patch"}}
+	grant(t, ns, "apply-only", []rbacv1.PolicyRule{servicegrids})
+	grant(t, ns, "apply-and-services", []rbacv1.PolicyRule{servicegrids,
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update", "patch"}}})
+	apply := func(user, name, template string) error {
+		body := fmt.Sprintf(`apiVersion: topology.gridview.io/v1alpha1
+kind: ServiceGrid
+metadata: {name: %s}
+spec:
+  gridUniqKey: superedge.io/nodeunit
+  template: %s
+`, name, template)
+		_, err := as(t, user).TopologyV1alpha1().ServiceGrids(ns).Patch(ctx, name, types.ApplyYAMLPatchType, []byte(body),
+			metav1.PatchOptions{FieldManager: user})
+		return err
+	}
+
+	err := apply("apply-only", "lb", `{type: LoadBalancer, externalIPs: [203.0.113.7], ports: [{port: 80}]}`)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to create services in namespace") {
+		t.Errorf("apply-create without the right to create Services: %v, want 403 saying why", err)
+	}
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "lb", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused apply stored the ServiceGrid: %v", err)
+	}
+
+	expectInvalid(t, apply("apply-and-services", "sticky", `{sessionAffinity: Sticky, ports: [{port: 80}]}`), "spec.template.sessionAffinity")
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "sticky", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("an apply with an invalid template stored the ServiceGrid: %v", err)
+	}
+
+	if err := apply("apply-and-services", "lb", `{type: LoadBalancer, ports: [{port: 80}]}`); err != nil {
+		t.Fatalf("apply-create with the rights to create Services: %v", err)
+	}
+	waitReady(t, ns, "lb")
+	for _, name := range []string{"lb-svc", "sticky-svc"} {
+		if _, err := kubeClient.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{}); (name == "lb-svc") != (err == nil) {
+			t.Errorf("Service %s: %v", name, err)
+		}
+	}
+}
+
+// Adopting an orphan changes a Service someone else made: it needs the
+// rights to change it, which the rights to create one do not give, and the
+// adopted Service keeps nothing planted on it outside the template. A port
+// the template drops afterwards goes, so no one else still owns it.
+func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t)
+	servicegrids := rbacv1.PolicyRule{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"servicegrids"},
+		Verbs: []string{"create", "get", "update", "patch"}}
+	grant(t, ns, "creates-services", []rbacv1.PolicyRule{servicegrids,
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}})
+	grant(t, ns, "changes-services", []rbacv1.PolicyRule{servicegrids,
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update", "patch"}}})
+	planted := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "orphan-svc", Labels: map[string]string{
+			"superedge.io/grid-selector": "orphan", "service.kubernetes.io/service-proxy-name": "elsewhere"}},
+		Spec: corev1.ServiceSpec{
+			ExternalIPs: []string{"203.0.113.7"},
+			Ports:       []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(9999)}, {Name: "admin", Port: 9000}},
+		},
+	}
+	planted, err := kubeClient.CoreV1().Services(ns).Create(ctx, planted, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("orphan"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
+		t.Errorf("adoption with the right to create Services only: %v, want 403 saying update", err)
+	}
+	if after := mustService(t, ns, "orphan-svc"); after.ResourceVersion != planted.ResourceVersion {
+		t.Errorf("a refused adoption changed the orphan: resourceVersion %s -> %s", planted.ResourceVersion, after.ResourceVersion)
+	}
+
+	sg := newServiceGrid("orphan")
+	sg.Spec.Template.Ports = []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "https", Port: 443}}
+	created, err := as(t, "changes-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, sg, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("adoption with the rights to change Services: %v", err)
+	}
+	waitReady(t, ns, "orphan")
+	adopted := mustService(t, ns, "orphan-svc")
+	ports := map[int32]int32{}
+	for _, port := range adopted.Spec.Ports {
+		ports[port.Port] = port.TargetPort.IntVal
+	}
+	switch {
+	case !metav1.IsControlledBy(adopted, created):
+		t.Errorf("owners %+v", adopted.OwnerReferences)
+	case adopted.Spec.ClusterIP != planted.Spec.ClusterIP || adopted.UID != planted.UID:
+		t.Errorf("adoption replaced the Service: clusterIP %s -> %s, uid %s -> %s", planted.Spec.ClusterIP, adopted.Spec.ClusterIP, planted.UID, adopted.UID)
+	case len(adopted.Spec.ExternalIPs) != 0 || adopted.Labels["service.kubernetes.io/service-proxy-name"] != "":
+		t.Errorf("planted routing survived the adoption: externalIPs %v, labels %v", adopted.Spec.ExternalIPs, adopted.Labels)
+	case len(ports) != 2 || ports[80] != 80 || ports[443] != 443:
+		t.Errorf("ports %+v, want the template's 80 and 443 with their default target ports", adopted.Spec.Ports)
+	}
+
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Patch(ctx, "orphan", types.MergePatchType,
+		[]byte(`{"spec":{"template":{"ports":[{"name":"https","port":443}]}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "port 80 removed from the adopted Service", serviceMatches(ns, "orphan-svc", func(svc *corev1.Service) error {
+		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 {
+			return fmt.Errorf("ports %+v", svc.Spec.Ports)
+		}
+		return nil
+	}))
 }
 
 // grant binds a Role with the rules to the user of the same name.

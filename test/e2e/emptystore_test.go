@@ -1,0 +1,89 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A gridview-apiserver started on an empty store — a Pod replaced onto an
+// emptyDir, a lost volume — finds no ServiceGrid. That is no deletion: the
+// Services carry traffic, and the controller deletes none of them, also when
+// a change of one makes it look at it as the leader.
+func TestEmptyStoreDeletesNoService(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t)
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("kept"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReady(t, ns, "kept")
+	before := mustService(t, ns, "kept-svc")
+	formerLeader, err := leaseHolder(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := cluster.RestartGridviewOnEmptyStore(ctx); err != nil {
+		t.Fatalf("restart gridview-apiserver on an empty store: %v", err)
+	}
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "kept", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ServiceGrid after the restart on an empty store: %v, want NotFound", err)
+	}
+	eventually(t, 30*time.Second, "the restarted gridview-apiserver leading", func(ctx context.Context) error {
+		holder, err := leaseHolder(ctx)
+		if err == nil && (holder == "" || holder == formerLeader) {
+			err = fmt.Errorf("lease held by %q", holder)
+		}
+		return err
+	})
+	// Each change is a Service event the leader handles once its informers
+	// have synced, which it may still be doing after taking the lease.
+	for i := range 10 {
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e-touch":%q}}}`, strconv.Itoa(i))
+		if _, err := kubeClient.CoreV1().Services(ns).Patch(ctx, "kept-svc", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("touching the Service (%d): %v", i, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	after, err := kubeClient.CoreV1().Services(ns).Get(ctx, "kept-svc", metav1.GetOptions{})
+	if err != nil || after.UID != before.UID {
+		t.Fatalf("Service after the restart on an empty store: %v, uid %v, want the one of uid %s kept", err, after.UID, before.UID)
+	}
+	if ref := metav1.GetControllerOf(after); ref == nil || ref.UID != metav1.GetControllerOf(before).UID {
+		t.Errorf("the kept Service's owner changed: %+v", after.OwnerReferences)
+	}
+}
+
+// leaseHolder returns who holds the ServiceGrid controller's Lease.
+func leaseHolder(ctx context.Context) (string, error) {
+	lease, err := kubeClient.CoordinationV1().Leases("gridview-system").Get(ctx, "gridview-servicegrid-controller", metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("leader election Lease: %w", err)
+	}
+	if lease.Spec.HolderIdentity == nil {
+		return "", nil
+	}
+	return *lease.Spec.HolderIdentity, nil
+}
