@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -80,16 +81,30 @@ func startWrapperWith(t *testing.T, n *localcluster.NodeNetns, kubeconfig string
 
 func (w *wrapper) start() {
 	w.t.Helper()
+	w.launch()
+	w.waitAnswering("ready", "/readyz", http.StatusOK)
+}
+
+func (w *wrapper) launch() {
+	w.t.Helper()
 	proc, err := w.n.Start("gridview-wrapper", w.args...)
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.proc = proc
-	eventually(w.t, 20*time.Second, "gridview-wrapper ready on "+w.n.NodeName, func(ctx context.Context) error {
-		if err := proc.Exited(); err != nil {
-			return fmt.Errorf("%w (log: %s)", err, proc.LogFile)
+}
+
+// waitAnswering waits until the wrapper answers path with code.
+func (w *wrapper) waitAnswering(what, path string, code int) {
+	w.t.Helper()
+	eventually(w.t, 20*time.Second, "gridview-wrapper "+what+" on "+w.n.NodeName, func(ctx context.Context) error {
+		if err := w.proc.Exited(); err != nil {
+			return fmt.Errorf("%w (log: %s)", err, w.proc.LogFile)
 		}
-		_, err := w.get(ctx, "/readyz")
+		got, body, err := w.request(ctx, http.MethodGet, path, nil)
+		if err == nil && got != code {
+			err = fmt.Errorf("%s: %d %s", path, got, body)
+		}
 		return err
 	})
 }
@@ -101,6 +116,46 @@ func (w *wrapper) restart() {
 		w.t.Fatalf("stopping gridview-wrapper: %v", err)
 	}
 	w.start()
+}
+
+// restartWithoutCache stops the wrapper and starts it again with its cache
+// gone, as after a wiped disk or a cache that fails its checksum. It waits
+// until the wrapper answers, not until it is ready: with the cluster out of
+// reach it has nothing to be ready with.
+func (w *wrapper) restartWithoutCache() {
+	w.t.Helper()
+	if err := w.proc.Stop(); err != nil {
+		w.t.Fatalf("stopping gridview-wrapper: %v", err)
+	}
+	if err := os.Remove(filepath.Join(w.cacheDir, "state.json")); err != nil {
+		w.t.Fatalf("removing the wrapper's cache: %v", err)
+	}
+	w.launch()
+	w.waitAnswering("unready", "/readyz", http.StatusServiceUnavailable)
+}
+
+// request sends a request to the wrapper from inside its namespace, as a
+// process on the node would, and returns the status code and the body.
+func (w *wrapper) request(ctx context.Context, method, path string, body []byte, headers ...string) (int, string, error) {
+	argv := []string{"curl", "--silent", "--show-error", "--max-time", "5", "--request", method, "--write-out", "\n%{http_code}"}
+	for _, header := range headers {
+		argv = append(argv, "--header", header)
+	}
+	if body != nil {
+		in := filepath.Join(w.t.TempDir(), "body")
+		if err := os.WriteFile(in, body, 0o600); err != nil {
+			return 0, "", err
+		}
+		argv = append(argv, "--data-binary", "@"+in)
+	}
+	out, err := w.n.Run(ctx, append(argv, "http://"+wrapperListen+path)...)
+	if err != nil {
+		return 0, "", err
+	}
+	// The status code follows the body on a line of its own.
+	i := strings.LastIndexByte(out, '\n')
+	status, err := strconv.Atoi(out[i+1:])
+	return status, out[:max(i, 0)], err
 }
 
 // get reads a path of the wrapper from inside its namespace.

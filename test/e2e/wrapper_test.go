@@ -185,3 +185,35 @@ func (b countingBody) Read(p []byte) (int, error) {
 	b.bytes.Add(int64(n))
 	return n, err
 }
+
+// A wrapper restarted during an outage with no cache to load has no state:
+// kube-proxy, restarted too, must keep the rules it has rather than take an
+// empty answer for an empty cluster and remove them, and must program the
+// cluster's state once the link returns.
+func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
+	s := newSite(t)
+	n := nodeNetns(t, s.node("a1"))
+	w := startWrapper(t, n)
+	kubeconfig := w.kubeconfig()
+	proc := startKubeProxy(t, n, kubeconfig)
+	before := []string{"10.1.0.1", "10.1.0.2"}
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
+	w.waitCached()
+
+	// kube-proxy leaves its rules in place when it stops.
+	if err := proc.Stop(); err != nil {
+		t.Fatalf("stopping kube-proxy: %v", err)
+	}
+	cutOff(t, n)
+	w.restartWithoutCache()
+	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
+	proc = startKubeProxy(t, n, kubeconfig)
+	// kube-proxy waits 30 seconds for its Node, then goes on without it and
+	// syncs whatever Services it has: watch well past that.
+	expectStillProgrammed(t, 45*time.Second, n, proc, s.ns, "grid", 80, before)
+
+	reconnect(t, n)
+	// The wrapper's informers and kube-proxy's retries both back off
+	// through the outage.
+	expectProgrammedWithin(t, 90*time.Second, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.5"})
+}
