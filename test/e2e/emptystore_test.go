@@ -19,7 +19,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +69,14 @@ func TestEmptyStoreDeletesNoService(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// Not vacuous: the leader looked at the Service and chose to keep it.
+	eventually(t, 10*time.Second, "the leader logging that it keeps the Service", func(context.Context) error {
+		log, err := os.ReadFile(cluster.GridviewReplicas()[0].LogFile)
+		if err == nil && !strings.Contains(string(log), `"Keeping a Service whose ServiceGrid is missing but was not seen deleted" service="`+ns+`/kept-svc"`) {
+			err = fmt.Errorf("no such line in %s", cluster.GridviewReplicas()[0].LogFile)
+		}
+		return err
+	})
 	after, err := kubeClient.CoreV1().Services(ns).Get(ctx, "kept-svc", metav1.GetOptions{})
 	if err != nil || after.UID != before.UID {
 		t.Fatalf("Service after the restart on an empty store: %v, uid %v, want the one of uid %s kept", err, after.UID, before.UID)
