@@ -48,6 +48,11 @@ const (
 	// about the same object, this Node.
 	eventBurst    = 25
 	eventInterval = 5 * time.Minute
+	// kube-proxy names itself so to its recorder (NewRecorder(scheme,
+	// "kube-proxy") in cmd/kube-proxy); an Event that names another reporter,
+	// the kubelet's NodeNotReady say, would be written with the node's
+	// credentials in a component's name that did not report it.
+	kubeProxyController = "kube-proxy"
 )
 
 var eventsResource = eventsv1.SchemeGroupVersion.WithResource("events")
@@ -128,10 +133,14 @@ func supportedMediaTypes(codecs serializer.CodecFactory) []string {
 }
 
 // aboutThisNode says why an Event is not one kube-proxy writes: kube-proxy
-// reports about its Node only, and relates it to nothing.
+// reports, as itself, about its Node only, and relates it to nothing.
 func (g *eventGate) aboutThisNode(event *eventsv1.Event) error {
 	regarding := event.Regarding
 	switch {
+	case event.ReportingController != kubeProxyController:
+		return fmt.Errorf("the Event is reported by %q: only Events kube-proxy reports, as %q, are forwarded", event.ReportingController, kubeProxyController)
+	case event.DeprecatedSource.Component != "" && event.DeprecatedSource.Component != kubeProxyController:
+		return fmt.Errorf("the Event's deprecatedSource is component %q: only Events kube-proxy reports, as %q, are forwarded", event.DeprecatedSource.Component, kubeProxyController)
 	case event.Namespace != "" && event.Namespace != eventNamespace:
 		return fmt.Errorf("the Event is in namespace %q: only kube-proxy's Events, in namespace %s, are forwarded", event.Namespace, eventNamespace)
 	case regarding.Kind != "Node" || regarding.APIVersion != "" && regarding.APIVersion != "v1" || regarding.Namespace != "" || regarding.Name != g.node:

@@ -127,6 +127,17 @@ func TestEventWrites(t *testing.T) {
 		})), want: http.StatusForbidden, wantText: "v1 Pod default/edge-1"},
 		{name: "about a Node of another API", body: jsonEvent(event(func(e *eventsv1.Event) { e.Regarding.APIVersion = "example.com/v1" })),
 			want: http.StatusForbidden, wantText: "example.com/v1 Node"},
+		{name: "reported by the kubelet", body: jsonEvent(event(func(e *eventsv1.Event) {
+			e.ReportingController, e.ReportingInstance, e.Reason, e.Type = "kubelet", node, "NodeNotReady", corev1.EventTypeWarning
+		})), want: http.StatusForbidden, wantText: `reported by \"kubelet\"`},
+		{name: "reported by no one", body: jsonEvent(event(func(e *eventsv1.Event) { e.ReportingController = "" })),
+			want: http.StatusForbidden, wantText: `reported by \"\"`},
+		{name: "from the kubelet by its deprecated source", body: jsonEvent(event(func(e *eventsv1.Event) {
+			e.DeprecatedSource = corev1.EventSource{Component: "kubelet", Host: node}
+		})), want: http.StatusForbidden, wantText: `component \"kubelet\"`},
+		{name: "kube-proxy's Event with its deprecated source", body: jsonEvent(event(func(e *eventsv1.Event) {
+			e.DeprecatedSource = corev1.EventSource{Component: "kube-proxy", Host: node}
+		})), want: http.StatusCreated},
 		{name: "related to another object", body: jsonEvent(event(func(e *eventsv1.Event) {
 			e.Related = &corev1.ObjectReference{Kind: "Secret", Namespace: "kube-system", Name: "x"}
 		})), want: http.StatusForbidden, wantText: "relates to Secret kube-system/x"},
