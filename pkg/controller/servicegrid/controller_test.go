@@ -125,15 +125,23 @@ func TestSync(t *testing.T) {
 			wantReason: ReasonServiceSynced,
 		},
 		{
-			name: "a ServiceGrid being deleted takes its Service along",
-			grid: func() *v1alpha1.ServiceGrid {
-				deleting := grid.DeepCopy()
-				deleting.DeletionTimestamp = &metav1.Time{}
-				deleting.Finalizers = []string{metav1.FinalizerDeleteDependents}
-				return deleting
-			}(),
+			name:         "a ServiceGrid being deleted takes its Service along",
+			grid:         deleting(grid, metav1.FinalizerDeleteDependents),
 			services:     []*corev1.Service{service("echo-svc", ownedBy(grid))},
 			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": nil},
+		},
+		{
+			// kubectl delete --cascade=orphan: the garbage collector takes the
+			// controller reference off while the ServiceGrid waits for it.
+			name:     "a ServiceGrid deleted with propagationPolicy=Orphan leaves its Service as it is",
+			grid:     deleting(grid, metav1.FinalizerOrphanDependents),
+			services: []*corev1.Service{service("echo-svc", ownedBy(grid))},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": func(t *testing.T, svc *corev1.Service) {
+				expectOwnerUID("uid-1")(t, svc)
+				if len(svc.Labels) != 0 || len(svc.Annotations) != 0 {
+					t.Errorf("Service applied to while its ServiceGrid orphans it: %+v", svc.ObjectMeta)
+				}
+			}},
 		},
 		{
 			name:         "a deleted ServiceGrid takes its Service along",
@@ -270,6 +278,14 @@ func TestDeletesAreConditional(t *testing.T) {
 	if pre == nil || pre.UID == nil || *pre.UID != svc.UID || pre.ResourceVersion == nil || *pre.ResourceVersion != "7" {
 		t.Errorf("delete preconditions = %+v, want uid %s and resourceVersion 7", pre, svc.UID)
 	}
+}
+
+// deleting returns sg as a deletion with that finalizer leaves it stored.
+func deleting(sg *v1alpha1.ServiceGrid, finalizer string) *v1alpha1.ServiceGrid {
+	deleted := sg.DeepCopy()
+	deleted.DeletionTimestamp = &metav1.Time{}
+	deleted.Finalizers = []string{finalizer}
+	return deleted
 }
 
 func expectOwnerUID(uid k8stypes.UID) func(*testing.T, *corev1.Service) {

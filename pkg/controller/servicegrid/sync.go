@@ -64,6 +64,11 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	switch {
 	case sg == nil:
 		return nil
+	case sg.DeletionTimestamp != nil && slices.Contains(sg.Finalizers, metav1.FinalizerOrphanDependents):
+		// Deleted with propagationPolicy=Orphan: the garbage collector is
+		// taking the controller reference off the Service, which the user
+		// asked to keep; neither deleting nor applying may race it.
+		return nil
 	case sg.DeletionTimestamp != nil:
 		// Being deleted (a foreground deletion waits for its Service): never
 		// recreate the Service, remove it.
