@@ -49,6 +49,12 @@ const (
 	leafLifetime = 90 * 24 * time.Hour
 	// backdate tolerates clocks behind the one that issued the certificate.
 	backdate = 5 * time.Minute
+	// signingGrace is how long a new CA sits in ca.crt before it signs a
+	// leaf: many resyncs, so that the replicas (or whoever copies ca.crt
+	// into the APIService) publish it before any replica serves a leaf only
+	// it verifies. The leaf of the predecessor, renewed with a third of the
+	// CA's lifetime left, stays valid meanwhile.
+	signingGrace = time.Hour
 )
 
 // bundle is what the Secret holds: the CAs the aggregator must trust and the
@@ -107,6 +113,12 @@ func (b *bundle) data() map[string][]byte {
 // third of its lifetime is left, as kubelet does with its certificates, so
 // that a failing renewal has months to be noticed; a new CA keeps its
 // predecessor in the bundle until that expires.
+//
+// A CA rollover takes two phases, as the aggregator trusts only the
+// caBundle published: the new CA joins ca.crt while the leaf of its
+// predecessor is kept, and signs leaves only after signingGrace. A leaf
+// that cannot be served at all (none, expired, for other names, from a CA
+// ca.crt lacks) is replaced at once.
 func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error) {
 	next := &bundle{}
 	if stored != nil {
@@ -126,8 +138,10 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 	case len(unexpired(stored.cas, now)) != len(stored.cas):
 		next.cas, changed = unexpired(stored.cas, now), true
 	}
-	if changed || next.leaf == nil || dueForRenewal(next.leaf, now) ||
-		next.leaf.CheckSignatureFrom(next.cas[0]) != nil || !slices.Equal(next.leaf.DNSNames, hosts) {
+	unusable := next.leaf == nil || now.After(next.leaf.NotAfter) || !slices.Equal(next.leaf.DNSNames, hosts) ||
+		!slices.ContainsFunc(next.cas, func(ca *x509.Certificate) bool { return next.leaf.CheckSignatureFrom(ca) == nil })
+	if unusable || ((dueForRenewal(next.leaf, now) || next.leaf.CheckSignatureFrom(next.cas[0]) != nil) &&
+		!now.Before(next.cas[0].NotBefore.Add(backdate+signingGrace))) {
 		leaf, certPEM, keyPEM, err := newLeaf(next.cas[0], next.caKey, hosts, now)
 		if err != nil {
 			return nil, false, err
@@ -137,11 +151,7 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 	if !changed {
 		return next, false, nil
 	}
-	var caBundle bytes.Buffer
-	for _, ca := range next.cas {
-		caBundle.Write(encodeCertPEM(ca))
-	}
-	next.caBundlePEM = caBundle.Bytes()
+	next.caBundlePEM = encodeCertsPEM(next.cas)
 	caKeyPEM, err := keyutil.MarshalPrivateKeyToPEM(next.caKey)
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding the CA key: %w", err)
@@ -222,6 +232,14 @@ func certTemplate(commonName string, now time.Time, lifetime time.Duration) (*x5
 		NotAfter:              now.Add(lifetime),
 		BasicConstraintsValid: true,
 	}, nil
+}
+
+func encodeCertsPEM(certs []*x509.Certificate) []byte {
+	var buf bytes.Buffer
+	for _, cert := range certs {
+		buf.Write(encodeCertPEM(cert))
+	}
+	return buf.Bytes()
 }
 
 func encodeCertPEM(cert *x509.Certificate) []byte {

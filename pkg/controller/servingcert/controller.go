@@ -23,6 +23,7 @@ package servingcert
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -92,7 +93,10 @@ type Controller struct {
 	listeners []dynamiccertificates.Listener
 }
 
-type certKey struct{ cert, key []byte }
+type certKey struct {
+	cert, key []byte
+	leaf      *x509.Certificate
+}
 
 // NewController returns a Controller; the server runs it.
 func NewController(kube kubernetes.Interface, dyn dynamic.Interface, cfg Config) *Controller {
@@ -157,15 +161,44 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	if apiService != nil {
-		if err := c.publishCABundle(ctx, apiService, current.caBundlePEM); err != nil {
-			errs = append(errs, err)
-		}
+	if apiService == nil {
+		// Served even when the APIService cannot be read: it may not be
+		// registered yet, and signingGrace keeps a new CA's leaves out of the
+		// Secret until it has had time to be published.
+		c.serve(current)
+		return errors.Join(errs...)
 	}
-	// Served even when publishing failed: what the Secret holds is what the
-	// other replicas serve, and a replica that publishes fixes the bundle.
-	c.serve(current)
+	published, err := c.publishCABundle(ctx, apiService, current.caBundlePEM)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// What the Secret holds is what the other replicas serve, but not a leaf
+	// that the caBundle in force does not verify: the aggregator would
+	// refuse it, while the previous leaf is still valid.
+	if c.verifies(published, current.leaf) || !c.verifies(published, c.servedLeaf()) {
+		c.serve(current)
+	} else {
+		errs = append(errs, fmt.Errorf("the caBundle of APIService %s does not verify the Secret's certificate yet: "+
+			"still serving the previous one", c.cfg.APIService))
+	}
 	return errors.Join(errs...)
+}
+
+// verifies reports whether caBundle verifies leaf for the Service's name now.
+func (c *Controller) verifies(caBundle []byte, leaf *x509.Certificate) bool {
+	roots := x509.NewCertPool()
+	if leaf == nil || !roots.AppendCertsFromPEM(caBundle) {
+		return false
+	}
+	_, err := leaf.Verify(x509.VerifyOptions{DNSName: c.cfg.Hosts[0], Roots: roots, CurrentTime: c.clock.Now()})
+	return err == nil
+}
+
+func (c *Controller) servedLeaf() *x509.Certificate {
+	if served := c.served.Load(); served != nil {
+		return served.leaf
+	}
+	return nil
 }
 
 // ensureSecret returns the Secret's bundle, renewed and written first if
@@ -233,32 +266,37 @@ func (c *Controller) writeSecret(ctx context.Context, existing *corev1.Secret, b
 	return nil
 }
 
-// publishCABundle sets the APIService's spec.caBundle and nothing else.
-func (c *Controller) publishCABundle(ctx context.Context, apiService *unstructured.Unstructured, caBundle []byte) error {
+// publishCABundle sets the APIService's spec.caBundle and nothing else, and
+// returns the caBundle in force afterwards: the one read if the patch
+// failed.
+func (c *Controller) publishCABundle(ctx context.Context, apiService *unstructured.Unstructured, caBundle []byte) ([]byte, error) {
 	want := base64.StdEncoding.EncodeToString(caBundle)
-	if have, _, _ := unstructured.NestedString(apiService.Object, "spec", "caBundle"); have == want {
-		return nil
+	have, _, _ := unstructured.NestedString(apiService.Object, "spec", "caBundle")
+	if have == want {
+		return caBundle, nil
 	}
+	// Undecodable means none the aggregator can use.
+	inForce, _ := base64.StdEncoding.DecodeString(have)
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": apiService.GetResourceVersion()},
 		"spec":     map[string]any{"caBundle": want},
 	})
 	if err != nil {
-		return fmt.Errorf("encoding the caBundle patch: %w", err)
+		return inForce, fmt.Errorf("encoding the caBundle patch: %w", err)
 	}
 	if _, err := c.dynamic.Resource(apiServicesResource).Patch(ctx, c.cfg.APIService, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
-		return fmt.Errorf("setting the caBundle of APIService %s: %w", c.cfg.APIService, err)
+		return inForce, fmt.Errorf("setting the caBundle of APIService %s: %w", c.cfg.APIService, err)
 	}
 	klog.InfoS("Published the serving CA as the APIService's caBundle", "apiService", c.cfg.APIService)
-	return nil
+	return caBundle, nil
 }
 
 func (c *Controller) serve(b *bundle) {
 	if served := c.served.Load(); served != nil && bytes.Equal(served.cert, b.certPEM) && bytes.Equal(served.key, b.keyPEM) {
 		return
 	}
-	c.served.Store(&certKey{cert: b.certPEM, key: b.keyPEM})
+	c.served.Store(&certKey{cert: b.certPEM, key: b.keyPEM, leaf: b.leaf})
 	klog.InfoS("Serving a new certificate", "name", c.Name(), "notAfter", b.leaf.NotAfter)
 	for _, listener := range c.listeners {
 		listener.Enqueue()

@@ -22,6 +22,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"fmt"
 	"testing"
 	"time"
 
@@ -108,6 +109,17 @@ func (c *cluster) caBundle(t *testing.T) []byte {
 		t.Fatalf("caBundle %q: %v", encoded, err)
 	}
 	return caBundle
+}
+
+// publish sets the APIService's caBundle to the Secret's ca.crt, as
+// cainjector would when gridview-apiserver does not.
+func (c *cluster) publish(t *testing.T) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"caBundle":%q}}`, base64.StdEncoding.EncodeToString(c.secret(t).Data["ca.crt"]))
+	if _, err := c.dynamic.Resource(apiServicesResource).Patch(context.Background(), testAPIService, "application/merge-patch+json",
+		[]byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // writes counts the Secret creates/updates and APIService patches.
