@@ -288,6 +288,50 @@ func deleting(sg *v1alpha1.ServiceGrid, finalizer string) *v1alpha1.ServiceGrid 
 	return deleted
 }
 
+// The deletion may be seen before the Service informer has seen the Service
+// gridview applied just before it: the Service goes all the same, at once and
+// not only once the informer catches up, since the UID is forgotten then.
+func TestDeletionDoesNotWaitForTheServiceCache(t *testing.T) {
+	grid := echoGrid()
+	tests := []struct {
+		name        string
+		grid        *v1alpha1.ServiceGrid // nil: not found
+		seenDeleted *v1alpha1.ServiceGrid
+	}{
+		{name: "a ServiceGrid seen deleted", seenDeleted: grid},
+		{name: "a ServiceGrid being deleted in the foreground", grid: deleting(grid, metav1.FinalizerDeleteDependents)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var grids []runtime.Object
+			if tc.grid != nil {
+				grids = append(grids, tc.grid)
+			}
+			kube := kubefake.NewClientset(service("echo-svc", ownedBy(grid)))
+			gridview := gridviewfake.NewSimpleClientset(grids...)
+			kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+			gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
+			c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), record.NewFakeRecorder(10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.seenDeleted != nil {
+				c.serviceGridDeleted(tc.seenDeleted)
+			}
+
+			// The Service informer has not seen the Service.
+			if err := c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"}); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+
+			if _, err := kube.CoreV1().Services("demo").Get(ctx, "echo-svc", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("Service echo-svc: %v, want it deleted with its ServiceGrid", err)
+			}
+		})
+	}
+}
+
 func expectOwnerUID(uid k8stypes.UID) func(*testing.T, *corev1.Service) {
 	return func(t *testing.T, svc *corev1.Service) {
 		if ref := metav1.GetControllerOf(svc); ref == nil || ref.UID != uid {

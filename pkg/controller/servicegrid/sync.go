@@ -72,7 +72,11 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 	case sg.DeletionTimestamp != nil:
 		// Being deleted (a foreground deletion waits for its Service): never
 		// recreate the Service, remove it.
-		return c.deleteServices(ctx, key, sg.UID, func(*corev1.Service) bool { return true })
+		live, err := c.liveServices(ctx, key.Namespace)
+		if err != nil {
+			return err
+		}
+		return c.deleteServices(ctx, key, sg.UID, live, func(*corev1.Service) bool { return true })
 	}
 	return c.reconcile(ctx, sg)
 }
@@ -83,12 +87,21 @@ func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
 // emptied store misses every ServiceGrid, and their Services carry traffic.
 func (c *Controller) deleteServicesOfDeleted(ctx context.Context, key cache.ObjectName, live *v1alpha1.ServiceGrid) error {
 	gone := c.deleted.get(key)
-	for _, uid := range gone {
-		if err := c.deleteServices(ctx, key, uid, func(*corev1.Service) bool { return true }); err != nil {
+	if len(gone) > 0 {
+		// Live, not from the cache: the deletion may arrive before the
+		// informer has seen the Service gridview applied just before it, and
+		// the UID is forgotten once this succeeds.
+		live, err := c.liveServices(ctx, key.Namespace)
+		if err != nil {
 			return err
 		}
+		for _, uid := range gone {
+			if err := c.deleteServices(ctx, key, uid, live, func(*corev1.Service) bool { return true }); err != nil {
+				return err
+			}
+		}
+		c.deleted.forget(key, gone)
 	}
-	c.deleted.forget(key, gone)
 	services, err := c.services.Services(key.Namespace).List(labels.Everything())
 	if err != nil {
 		return err
@@ -150,8 +163,14 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		return err
 	}
 
-	// SuperEdge behaviour: Services this ServiceGrid controls under another name go.
-	if err := c.deleteServices(ctx, cache.ObjectName{Namespace: sg.Namespace, Name: sg.Name}, sg.UID, func(svc *corev1.Service) bool {
+	// SuperEdge behaviour: Services this ServiceGrid controls under another
+	// name go. The cache suffices: a Service it has not seen yet brings the
+	// ServiceGrid back to the queue when it arrives.
+	cached, err := c.services.Services(sg.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	if err := c.deleteServices(ctx, cache.ObjectName{Namespace: sg.Namespace, Name: sg.Name}, sg.UID, cached, func(svc *corev1.Service) bool {
 		return svc.Name != name
 	}); err != nil {
 		return err
@@ -214,16 +233,26 @@ func MayManage(svc *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
 	return metav1.GetControllerOf(svc) == nil && svc.Labels[LabelGridSelector] == sg.Name
 }
 
-// deleteServices deletes the Services of the namespace that the ServiceGrid
-// with that name and UID controls and that match, without waiting for the
-// garbage collector. Each delete is conditional on the Service's UID and
-// resourceVersion, so that it never hits a Service that another ServiceGrid
-// of the same name created or adopted since the cache saw it.
-func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, uid types.UID, match func(*corev1.Service) bool) error {
-	services, err := c.services.Services(grid.Namespace).List(labels.Everything())
+// liveServices lists the Services of the namespace from kube-apiserver. A
+// deletion is rare, and a Service the cache has not seen yet would outlive it.
+func (c *Controller) liveServices(ctx context.Context, namespace string) ([]*corev1.Service, error) {
+	list, err := c.kube.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("listing the Services of namespace %s: %w", namespace, err)
 	}
+	services := make([]*corev1.Service, 0, len(list.Items))
+	for i := range list.Items {
+		services = append(services, &list.Items[i])
+	}
+	return services, nil
+}
+
+// deleteServices deletes those of services that the ServiceGrid with that
+// name and UID controls and that match, without waiting for the garbage
+// collector. Each delete is conditional on the Service's UID and
+// resourceVersion, so that it never hits a Service that another ServiceGrid
+// of the same name created or adopted since it was listed.
+func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, uid types.UID, services []*corev1.Service, match func(*corev1.Service) bool) error {
 	for _, svc := range services {
 		if owner, ok := controllingServiceGrid(svc); !ok || owner != grid.Name || metav1.GetControllerOf(svc).UID != uid || !match(svc) {
 			continue
@@ -235,7 +264,7 @@ func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, 
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
-			// A conflict too: the Service changed, and the informer's next copy decides.
+			// A conflict too: the Service changed, and the next listing decides.
 			return fmt.Errorf("deleting Service %s/%s of ServiceGrid %s (uid %s): %w", svc.Namespace, svc.Name, grid.Name, uid, err)
 		}
 		klog.FromContext(ctx).Info("Deleted Service", "service", klog.KObj(svc), "serviceGrid", grid.String(), "serviceGridUID", uid)
