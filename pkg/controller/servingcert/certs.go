@@ -85,6 +85,13 @@ func parseBundle(data map[string][]byte) (*bundle, error) {
 	if !ok || !publicKeysEqual(caKey.Public(), cas[0].PublicKey) {
 		return nil, fmt.Errorf("%s is not the key of the first certificate of %s", caKeyKey, corev1.ServiceAccountRootCAKey)
 	}
+	// Checked here rather than when signing: a leaf from a certificate that
+	// is no CA verifies nowhere, and renew would issue one on every sync.
+	if !cas[0].BasicConstraintsValid || !cas[0].IsCA ||
+		(cas[0].KeyUsage != 0 && cas[0].KeyUsage&x509.KeyUsageCertSign == 0) {
+		return nil, fmt.Errorf("the first certificate of %s, %q, cannot sign certificates: it needs the CA basic constraint "+
+			"and, with a key usage, keyCertSign", corev1.ServiceAccountRootCAKey, cas[0].Subject.CommonName)
+	}
 	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: data[corev1.ServiceAccountRootCAKey], caKeyPEM: data[caKeyKey]}
 	if pair, err := tls.X509KeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil {
 		b.leaf = pair.Leaf

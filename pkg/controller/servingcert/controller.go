@@ -211,12 +211,19 @@ func (c *Controller) ensureSecret(ctx context.Context) (*bundle, error) {
 			return nil, fmt.Errorf("reading Secret %s/%s: %w", c.cfg.SecretNamespace, c.cfg.SecretName, err)
 		}
 		var stored *bundle
-		if err == nil {
-			if stored, err = parseBundle(secret.Data); err != nil {
-				klog.InfoS("Secret holds no usable CA, issuing a new one", "secret", klog.KObj(secret), "reason", err)
-			}
-		} else {
+		switch {
+		case err != nil:
 			secret = nil
+		case len(secret.Data) > 0:
+			// Never replaced, only an empty one filled: a user may have
+			// seeded it, and a new CA would drop at once the one the other
+			// replicas' leaves chain to. Run logs the error as one; fixing or
+			// deleting the Secret gets it used or issued anew, and meanwhile
+			// the certificate served stays.
+			if stored, err = parseBundle(secret.Data); err != nil {
+				return nil, fmt.Errorf("the Secret %s/%s holds no usable CA; leaving it alone until it is fixed or deleted: %w",
+					c.cfg.SecretNamespace, c.cfg.SecretName, err)
+			}
 		}
 		next, changed, err := renew(stored, c.cfg.Hosts, c.clock.Now())
 		if err != nil {

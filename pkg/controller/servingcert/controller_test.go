@@ -178,9 +178,8 @@ func TestIssuesServesAndPublishes(t *testing.T) {
 		secret         *corev1.Secret
 	}{
 		{name: "no Secret", apiServiceSpec: map[string]any{"group": "topology.gridview.io"}},
-		{name: "unusable Secret", apiServiceSpec: map[string]any{"caBundle": base64.StdEncoding.EncodeToString([]byte("stale"))},
-			secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: testSecret},
-				Type: corev1.SecretTypeTLS, Data: map[string][]byte{"tls.crt": []byte("garbage"), "ca.crt": []byte("garbage")}}},
+		{name: "empty Secret", apiServiceSpec: map[string]any{"caBundle": base64.StdEncoding.EncodeToString([]byte("stale"))},
+			secret: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: testSecret}, Type: corev1.SecretTypeTLS}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
