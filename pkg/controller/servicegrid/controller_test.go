@@ -263,7 +263,9 @@ func TestDeletesAreConditional(t *testing.T) {
 	}
 	mustAdd(t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), svc)
 	c.serviceGridDeleted(grid)
-	_ = c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"})
+	if err := c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"}); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
 
 	var deletes []clienttesting.DeleteActionImpl
 	for _, action := range kube.Actions() {
