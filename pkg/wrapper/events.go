@@ -25,9 +25,9 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,23 +59,40 @@ var eventsResource = eventsv1.SchemeGroupVersion.WithResource("events")
 
 // eventGate decides which Event writes go upstream.
 type eventGate struct {
-	node    string
-	codecs  serializer.CodecFactory
-	limiter *rate.Limiter
+	node   string
+	codecs serializer.CodecFactory
+	budget *eventBudget
 }
 
 func newEventGate(node string, codecs serializer.CodecFactory) *eventGate {
-	return &eventGate{node: node, codecs: codecs, limiter: rate.NewLimiter(rate.Every(eventInterval), eventBurst)}
+	return &eventGate{node: node, codecs: codecs, budget: newEventBudget(time.Now)}
 }
 
-// admit checks an Event write and leaves its body for forwarding. Only an
-// Event that would pass consumes the rate limit, so that refused writes
-// cannot use up kube-proxy's.
+// forward sends an admitted Event write upstream. Only a write upstream
+// answers 2xx created an Event, so only that one keeps its token: writes
+// refused upstream, or lost while the WAN is down, must not leave kube-proxy
+// without a budget for the Events it reports once the WAN is back.
+func (g *eventGate) forward(w http.ResponseWriter, req *http.Request, upstream http.Handler) {
+	status := &statusWriter{ResponseWriter: w}
+	upstream.ServeHTTP(status, req)
+	if status.code < 200 || status.code > 299 {
+		g.budget.refund()
+	}
+}
+
+// admit checks an Event write, takes a token for it and leaves its body for
+// forwarding. Only an Event that would pass takes a token, so that refused
+// writes cannot use up kube-proxy's.
 func (g *eventGate) admit(w http.ResponseWriter, req *http.Request) error {
 	group, namespace, name, _ := eventPath(req.URL.Path)
 	if req.Method != http.MethodPost || name != "" || group != eventsResource.Group || namespace != eventNamespace {
 		return g.forbidden(name, fmt.Errorf("%s %s is not allowed: it forwards only the creation (POST) of %s Events in namespace %s",
 			req.Method, req.URL.Path, eventsv1.SchemeGroupVersion, eventNamespace))
+	}
+	// A dry run creates nothing, yet would pass and take a token;
+	// kube-proxy never sends one.
+	if _, dryRun := req.URL.Query()["dryRun"]; dryRun {
+		return g.forbidden(name, fmt.Errorf("a dry run is not allowed: kube-proxy creates its Events"))
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, maxEventBytes))
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
@@ -91,15 +108,71 @@ func (g *eventGate) admit(w http.ResponseWriter, req *http.Request) error {
 	if err := g.aboutThisNode(event); err != nil {
 		return g.forbidden(event.Name, err)
 	}
-	reservation := g.limiter.Reserve()
-	if delay := reservation.Delay(); delay > 0 {
-		reservation.Cancel()
+	if delay := g.budget.take(); delay > 0 {
 		return apierrors.NewTooManyRequests(fmt.Sprintf("gridview-wrapper forwards at most %d Events, then one every %s", eventBurst, eventInterval),
 			int(math.Ceil(delay.Seconds())))
 	}
 	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	return nil
 }
+
+// eventBudget is a token bucket of eventBurst tokens, one more every
+// eventInterval. rate.Limiter cannot take back a token once its reservation
+// is due, and a forwarded write is only known to have created nothing after
+// upstream answers.
+type eventBudget struct {
+	now    func() time.Time
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+func newEventBudget(now func() time.Time) *eventBudget {
+	return &eventBudget{now: now, tokens: eventBurst, last: now()}
+}
+
+// take takes a token, or says how long until one is there.
+func (b *eventBudget) take() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.tokens = math.Min(eventBurst, b.tokens+float64(now.Sub(b.last))/float64(eventInterval))
+	b.last = now
+	if b.tokens < 1 {
+		return time.Duration((1 - b.tokens) * float64(eventInterval))
+	}
+	b.tokens--
+	return 0
+}
+
+func (b *eventBudget) refund() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.tokens = math.Min(eventBurst, b.tokens+1)
+}
+
+// statusWriter keeps the status of the answer it writes.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Unwrap lets httputil.ReverseProxy flush through to the caller.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // decode reads the body as kube-apiserver will, by its Content-Type, so that
 // what is checked is what is created.

@@ -152,6 +152,8 @@ func TestEventWrites(t *testing.T) {
 			body: []byte(`{"series":{"count":2}}`), want: http.StatusForbidden, wantText: "PATCH"},
 		{name: "a delete", method: http.MethodDelete, path: eventsPath + "/edge-1.1870b9c1d2e3f4a5", want: http.StatusForbidden, wantText: "DELETE"},
 		{name: "a delete of the collection", method: http.MethodDelete, want: http.StatusForbidden, wantText: "DELETE"},
+		{name: "a dry run", path: eventsPath + "?dryRun=All", body: own, want: http.StatusForbidden, wantText: "dry run"},
+		{name: "a dry run without a value", path: eventsPath + "?dryRun", body: own, want: http.StatusForbidden, wantText: "dry run"},
 		{name: "a create with a name in the path", path: eventsPath + "/edge-1.1870b9c1d2e3f4a5", body: own, want: http.StatusForbidden},
 		{name: "larger than 64 KiB", body: huge, want: http.StatusRequestEntityTooLarge, wantText: "at most 65536 bytes"},
 		{name: "not an object", body: []byte("{{{"), want: http.StatusBadRequest, wantText: "not an Event"},
@@ -246,6 +248,58 @@ func TestEventWritesAreRateLimited(t *testing.T) {
 	}
 }
 
+// Writes that create nothing upstream give their token back: a WAN outage
+// or refusals upstream do not leave kube-proxy without a budget.
+func TestEventWritesCreatingNothingKeepTheBudget(t *testing.T) {
+	unreachable := httptest.NewServer(http.NotFoundHandler())
+	unreachable.Close()
+	down, err := NewForwarder(&rest.Config{Host: unreachable.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answering := func(code int) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) })
+	}
+	for _, tc := range []struct {
+		name     string
+		upstream http.Handler
+	}{
+		{name: "the WAN down", upstream: down},
+		{name: "upstream failing", upstream: answering(http.StatusInternalServerError)},
+		{name: "upstream refusing", upstream: answering(http.StatusConflict)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := tc.upstream
+			created := &upstreamRecorder{}
+			server := NewServer("edge-1", NewState(1, nil), http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { up.ServeHTTP(w, req) }))
+			post := func() *httptest.ResponseRecorder {
+				req := httptest.NewRequest(http.MethodPost, "http://wrapper"+eventsPath, bytes.NewReader(encode(t, runtime.ContentTypeJSON, kubeProxyEvent("edge-1"), eventsv1.SchemeGroupVersion)))
+				req.Header.Set("Content-Type", runtime.ContentTypeJSON)
+				rec := httptest.NewRecorder()
+				server.ServeHTTP(rec, req)
+				return rec
+			}
+			for i := range 2 * eventBurst {
+				if rec := post(); rec.Code < 300 || rec.Code == http.StatusTooManyRequests {
+					t.Fatalf("Event %d while upstream creates nothing: %d %s", i+1, rec.Code, rec.Body)
+				}
+			}
+			up = created
+			for i := range eventBurst {
+				if rec := post(); rec.Code != http.StatusCreated {
+					t.Fatalf("Event %d of a burst of %d once upstream creates: %d %s", i+1, eventBurst, rec.Code, rec.Body)
+				}
+			}
+			if rec := post(); rec.Code != http.StatusTooManyRequests {
+				t.Errorf("an Event past the burst: %d, want 429", rec.Code)
+			}
+			if got := created.count(); got != eventBurst {
+				t.Errorf("%d Events created upstream, want %d", got, eventBurst)
+			}
+		})
+	}
+}
+
 // What reaches upstream carries the wrapper's credentials only: a local
 // caller's credentials and impersonation are dropped.
 func TestForwarderDropsCallerCredentials(t *testing.T) {
@@ -290,6 +344,40 @@ func TestForwarderDropsCallerCredentials(t *testing.T) {
 				if strings.EqualFold(key, "Authorization") || strings.HasPrefix(strings.ToLower(key), "impersonate-") {
 					t.Errorf("upstream received %s: %q", key, got[key])
 				}
+			}
+		})
+	}
+}
+
+// The budget gives one Event every eventInterval past the burst, and a
+// refund never raises it above the burst.
+func TestEventBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		refunds   int
+		after     time.Duration
+		wantDelay time.Duration
+	}{
+		{name: "right after the burst", wantDelay: eventInterval},
+		{name: "part of an interval later", after: eventInterval / 5, wantDelay: eventInterval * 4 / 5},
+		{name: "an interval later", after: eventInterval},
+		{name: "a refund", refunds: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			budget := newEventBudget(func() time.Time { return now })
+			budget.refund() // a full budget stays at the burst
+			for i := range eventBurst {
+				if delay := budget.take(); delay != 0 {
+					t.Fatalf("token %d of %d: wait %s", i+1, eventBurst, delay)
+				}
+			}
+			for range tc.refunds {
+				budget.refund()
+			}
+			now = now.Add(tc.after)
+			if delay := budget.take(); delay != tc.wantDelay {
+				t.Errorf("the next token: wait %s, want %s", delay, tc.wantDelay)
 			}
 		})
 	}

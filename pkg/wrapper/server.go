@@ -81,7 +81,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			s.fail(w, req, err)
 			return
 		}
-		s.upstream.ServeHTTP(w, req)
+		s.events.forward(w, req, s.upstream)
 		return
 	}
 	r, ok := parseRoute(req.URL.Path)
