@@ -92,7 +92,10 @@ func parseBundle(data map[string][]byte) (*bundle, error) {
 		return nil, fmt.Errorf("the first certificate of %s, %q, cannot sign certificates: it needs the CA basic constraint "+
 			"and, with a key usage, keyCertSign", corev1.ServiceAccountRootCAKey, cas[0].Subject.CommonName)
 	}
-	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: data[corev1.ServiceAccountRootCAKey], caKeyPEM: data[caKeyKey]}
+	// Rebuilt from the certificates parsed: the bundle is published in a
+	// cluster-scoped object, where nothing else ca.crt may hold by mistake,
+	// such as a private key, must end up.
+	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: encodeCertsPEM(cas), caKeyPEM: data[caKeyKey]}
 	if pair, err := tls.X509KeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil {
 		b.leaf = pair.Leaf
 		b.certPEM, b.keyPEM = data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]

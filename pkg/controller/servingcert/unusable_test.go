@@ -26,6 +26,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,42 @@ func TestUnusableSecretIsLeftAlone(t *testing.T) {
 			}
 			if err := servedVerifies(t, c, b, start); err != nil {
 				t.Errorf("the other replica's certificate no longer verifies: %v", err)
+			}
+		})
+	}
+}
+
+// Only the certificates of ca.crt are published: the cluster-scoped
+// APIService gets nothing else a user put there by mistake.
+func TestPublishesOnlyCertificates(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra func(data map[string][]byte) []byte
+	}{
+		{name: "CA key appended", extra: func(data map[string][]byte) []byte { return data["ca.key"] }},
+		{name: "serving key appended", extra: func(data map[string][]byte) []byte { return data["tls.key"] }},
+		{name: "text between certificates", extra: func(map[string][]byte) []byte { return []byte("issued by ops, see ticket 42\n") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, map[string]any{})
+			r := c.replica(start)
+			if err := r.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			secret := c.secret(t)
+			certs := secret.Data["ca.crt"]
+			secret.Data["ca.crt"] = append(append(slices.Clone(certs), tc.extra(secret.Data)...), certs...)
+			if _, err := c.kube.CoreV1().Secrets(testNamespace).Update(context.Background(), secret, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			published := c.caBundle(t)
+			if want := bytes.Repeat(certs, 2); !bytes.Equal(published, want) {
+				t.Errorf("caBundle of %d bytes (with a private key: %t), want the %d bytes of the certificates of ca.crt only",
+					len(published), bytes.Contains(published, []byte("PRIVATE KEY")), len(want))
 			}
 		})
 	}
