@@ -38,16 +38,24 @@ import (
 // the payload. A torn or altered file fails the check and is never served.
 const cacheFile = "state.json"
 
+// The payload names the node whose view it holds: a cache directory kept
+// across a change of --node-name, or written by a wrapper that did not name
+// its node, holds another node's Services and endpoints, which kube-proxy
+// must not program.
 type cachePayload struct {
+	Node            string                 `json:"node"`
 	ResourceVersion uint64                 `json:"resourceVersion"`
 	Objects         []runtime.RawExtension `json:"objects"`
 }
 
+var errCacheOfAnotherNode = errors.New("the cache holds another node's state")
+
 var cacheCodecs = serializer.NewCodecFactory(scheme.Scheme)
 
-// LoadCache reads the state last saved in dir; false when there is none or it
-// cannot be trusted.
-func LoadCache(dir string) (uint64, []runtime.Object, bool) {
+// LoadCache reads the state last saved in dir for node; false when there is
+// none or it cannot be trusted, and the wrapper then serves nothing until it
+// has read the cluster.
+func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
 	data, err := os.ReadFile(filepath.Join(dir, cacheFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, false
@@ -55,15 +63,20 @@ func LoadCache(dir string) (uint64, []runtime.Object, bool) {
 	if err == nil {
 		var rv uint64
 		var objects []runtime.Object
-		if rv, objects, err = decodeCache(data); err == nil {
+		if rv, objects, err = decodeCache(data, node); err == nil {
 			return rv, objects, true
 		}
 	}
-	klog.ErrorS(err, "Ignoring the cached state", "dir", dir)
+	reason := "unreadable"
+	if errors.Is(err, errCacheOfAnotherNode) {
+		reason = "foreign_node"
+	}
+	cacheRejected.WithLabelValues(reason).Inc()
+	klog.ErrorS(err, "Ignoring the cached state", "dir", dir, "node", node)
 	return 0, nil, false
 }
 
-func decodeCache(data []byte) (uint64, []runtime.Object, error) {
+func decodeCache(data []byte, node string) (uint64, []runtime.Object, error) {
 	sum, payload, ok := bytes.Cut(data, []byte("\n"))
 	if !ok {
 		return 0, nil, errors.New("no checksum line")
@@ -76,6 +89,9 @@ func decodeCache(data []byte) (uint64, []runtime.Object, error) {
 	if err := json.Unmarshal(payload, &decoded); err != nil {
 		return 0, nil, err
 	}
+	if decoded.Node != node {
+		return 0, nil, fmt.Errorf("%w: it was saved for node %q, this is node %q", errCacheOfAnotherNode, decoded.Node, node)
+	}
 	objects := make([]runtime.Object, 0, len(decoded.Objects))
 	for _, raw := range decoded.Objects {
 		obj, _, err := cacheCodecs.UniversalDeserializer().Decode(raw.Raw, nil, nil)
@@ -87,9 +103,10 @@ func decodeCache(data []byte) (uint64, []runtime.Object, error) {
 	return decoded.ResourceVersion, objects, nil
 }
 
-// SaveCache writes a state atomically: a complete file or the previous one.
-func SaveCache(dir string, rv uint64, objects []runtime.Object) error {
-	payload := cachePayload{ResourceVersion: rv}
+// SaveCache writes node's state atomically: a complete file or the previous
+// one.
+func SaveCache(dir, node string, rv uint64, objects []runtime.Object) error {
+	payload := cachePayload{Node: node, ResourceVersion: rv}
 	for _, obj := range objects {
 		gv := kindOf(obj).gvr.GroupVersion()
 		data, err := runtime.Encode(cacheCodecs.LegacyCodec(gv), obj)
@@ -121,16 +138,16 @@ func SaveCache(dir string, rv uint64, objects []runtime.Object) error {
 	return os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
 }
 
-// KeepCached saves the state to dir whenever it has changed, at most every
+// KeepCached saves node's state to dir whenever it has changed, at most every
 // interval, and once more when ctx ends.
-func KeepCached(ctx context.Context, state *State, dir string, interval time.Duration) {
+func KeepCached(ctx context.Context, state *State, dir, node string, interval time.Duration) {
 	var saved uint64
 	save := func() {
 		rv, objects := state.Snapshot()
 		if rv == saved || !state.Synced() {
 			return
 		}
-		if err := SaveCache(dir, rv, objects); err != nil {
+		if err := SaveCache(dir, node, rv, objects); err != nil {
 			klog.ErrorS(err, "Cannot save the state; a restart during an outage would start empty", "dir", dir)
 			return
 		}

@@ -60,6 +60,10 @@ var (
 		Subsystem: subsystem, Name: "rejected_views_total", StabilityLevel: metrics.ALPHA,
 		Help: "NodeEndpoints received from upstream and neither served nor cached, by reason (foreign_node: another node's view).",
 	}, []string{"reason"})
+	cacheRejected = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "cache_rejected_total", StabilityLevel: metrics.ALPHA,
+		Help: "Cached states found at start and not served, by reason (unreadable: torn, altered or undecodable; foreign_node: saved for another node or for none).",
+	}, []string{"reason"})
 	bytesSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "sent_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses sent to kube-proxy.",
@@ -71,7 +75,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected)
 	})
 }
 

@@ -17,6 +17,8 @@ limitations under the License.
 package wrapper
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,41 +28,65 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
 func TestCacheRoundTripAndCorruption(t *testing.T) {
+	RegisterMetrics()
 	dir := t.TempDir()
-	if _, _, ok := LoadCache(dir); ok {
+	if _, _, ok := LoadCache(dir, "edge-1"); ok {
 		t.Fatal("an empty directory loaded a state")
 	}
 	objects := []runtime.Object{testService("echo", "10.96.0.10", map[string]string{"app": "echo"}),
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}}
-	if err := SaveCache(dir, 42, objects); err != nil {
+	if err := SaveCache(dir, "edge-1", 42, objects); err != nil {
 		t.Fatal(err)
 	}
-	rv, loaded, ok := LoadCache(dir)
+	rv, loaded, ok := LoadCache(dir, "edge-1")
 	if !ok || rv != 42 || len(loaded) != 2 || !sameContent(loaded[0], objects[0]) || !sameContent(loaded[1], objects[1]) {
 		t.Fatalf("loaded %d %v %v", rv, loaded, ok)
 	}
 
 	path := filepath.Join(dir, cacheFile)
 	data, _ := os.ReadFile(path)
-	for name, corrupt := range map[string][]byte{
-		"torn":          data[:len(data)/2],
-		"altered":       append(append([]byte{}, data[:len(data)-3]...), 'X', '}', '}'),
-		"no checksum":   []byte(`{"resourceVersion":1}`),
-		"empty":         nil,
-		"wrong payload": []byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"),
+	checksummed := func(payload string) []byte {
+		sum := sha256.Sum256([]byte(payload))
+		return []byte(hex.EncodeToString(sum[:]) + "\n" + payload)
+	}
+	otherDir := t.TempDir()
+	if err := SaveCache(otherDir, "edge-2", 42, objects); err != nil {
+		t.Fatal(err)
+	}
+	otherNode, _ := os.ReadFile(filepath.Join(otherDir, cacheFile))
+	for _, tc := range []struct {
+		name   string
+		data   []byte
+		reason string
+	}{
+		{name: "torn", data: data[:len(data)/2], reason: "unreadable"},
+		{name: "altered", data: append(append([]byte{}, data[:len(data)-3]...), 'X', '}', '}'), reason: "unreadable"},
+		{name: "no checksum", data: []byte(`{"resourceVersion":1}`), reason: "unreadable"},
+		{name: "empty", data: nil, reason: "unreadable"},
+		{name: "wrong payload", data: []byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"), reason: "unreadable"},
+		{name: "saved for another node", data: otherNode, reason: "foreign_node"},
+		{name: "saved for no node", data: checksummed(`{"resourceVersion":42,"objects":[]}`), reason: "foreign_node"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if err := os.WriteFile(path, corrupt, 0o600); err != nil {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, _, ok := LoadCache(dir); ok {
-				t.Error("a corrupt cache was loaded")
+			before, err := testutil.GetCounterMetricValue(cacheRejected.WithLabelValues(tc.reason))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok := LoadCache(dir, "edge-1"); ok {
+				t.Error("a cache that cannot be trusted was loaded")
+			}
+			if after, _ := testutil.GetCounterMetricValue(cacheRejected.WithLabelValues(tc.reason)); after != before+1 {
+				t.Errorf("cache_rejected_total{reason=%q} went from %v to %v, want one more", tc.reason, before, after)
 			}
 		})
 	}
