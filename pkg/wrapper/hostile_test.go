@@ -119,16 +119,36 @@ func slicesContainsEvents(parts []string) bool {
 	return false
 }
 
-// The server answers any path without panicking.
+// The server answers any path without panicking, and a path naming nothing
+// it serves is a 404, neither served nor forwarded. The state is synced, so
+// that each path reaches the routes rather than the 503 of an empty state.
 func TestServerAnswersHostilePaths(t *testing.T) {
 	state := NewState(1, nil)
+	state.Set(testService("echo", "10.96.0.10", nil))
+	state.MarkSynced()
 	server := NewServer("edge-1", state, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
-	for _, path := range []string{"/", "//", "/api/v1/namespaces//services", "/api/v1/namespaces", "/api/v1/namespaces/demo",
-		"/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices/a/b", "/api/v1/services/" + strings.Repeat("x", 10000)} {
-		rec := httptest.NewRecorder()
-		server.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://wrapper"+path, nil))
-		if rec.Code == http.StatusOK && path != "/api/v1/namespaces/demo" {
-			t.Errorf("GET %s: %d", path, rec.Code)
-		}
+	for _, tc := range []struct {
+		name string
+		path string
+		want int
+	}{
+		{name: "a served Service, for reference", path: "/api/v1/namespaces/demo/services/echo", want: http.StatusOK},
+		{name: "the root", path: "/", want: http.StatusNotFound},
+		{name: "an empty path", path: "//", want: http.StatusNotFound},
+		{name: "an empty namespace", path: "/api/v1/namespaces//services", want: http.StatusNotFound},
+		{name: "namespaces", path: "/api/v1/namespaces", want: http.StatusNotFound},
+		{name: "a namespace", path: "/api/v1/namespaces/demo", want: http.StatusNotFound},
+		{name: "a kind not served", path: "/api/v1/namespaces/demo/secrets", want: http.StatusNotFound},
+		{name: "a subpath of a name", path: "/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices/a/b", want: http.StatusNotFound},
+		{name: "a missing Service", path: "/api/v1/namespaces/demo/services/missing", want: http.StatusNotFound},
+		{name: "a huge name", path: "/api/v1/services/" + strings.Repeat("x", 10000), want: http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			server.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://wrapper"+tc.path, nil))
+			if rec.Code != tc.want {
+				t.Errorf("GET %.100s: %d %.200s, want %d", tc.path, rec.Code, rec.Body, tc.want)
+			}
+		})
 	}
 }
