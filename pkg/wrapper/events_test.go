@@ -301,7 +301,7 @@ func TestEventWritesCreatingNothingKeepTheBudget(t *testing.T) {
 }
 
 // What reaches upstream carries the wrapper's credentials only: a local
-// caller's credentials and impersonation are dropped.
+// caller's credentials, impersonation and front-proxy identity are dropped.
 func TestForwarderDropsCallerCredentials(t *testing.T) {
 	var mu sync.Mutex
 	var received []http.Header
@@ -328,10 +328,12 @@ func TestForwarderDropsCallerCredentials(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, "http://wrapper"+tc.path, bytes.NewReader(tc.body))
 			req.Header.Set("Content-Type", runtime.ContentTypeJSON)
-			for _, key := range []string{"Authorization", "Impersonate-User", "Impersonate-Group", "Impersonate-Uid", "Impersonate-Extra-Scopes"} {
+			for _, key := range []string{"Authorization", "Impersonate-User", "Impersonate-Group", "Impersonate-Uid", "Impersonate-Extra-Scopes",
+				"X-Remote-User", "X-Remote-Group", "X-Remote-Uid", "X-Remote-Extra-Scopes"} {
 				req.Header.Add(key, "system:admin")
 			}
 			req.Header["impersonate-group"] = []string{"system:masters"} // not in canonical form
+			req.Header["x-remote-group"] = []string{"system:masters"}
 			rec := httptest.NewRecorder()
 			server.ServeHTTP(rec, req)
 			if rec.Code != http.StatusCreated {
@@ -341,7 +343,8 @@ func TestForwarderDropsCallerCredentials(t *testing.T) {
 			got := received[len(received)-1]
 			mu.Unlock()
 			for key := range got {
-				if strings.EqualFold(key, "Authorization") || strings.HasPrefix(strings.ToLower(key), "impersonate-") {
+				lower := strings.ToLower(key)
+				if lower == "authorization" || strings.HasPrefix(lower, "impersonate-") || strings.HasPrefix(lower, "x-remote-") {
 					t.Errorf("upstream received %s: %q", key, got[key])
 				}
 			}

@@ -29,7 +29,10 @@ import (
 // NewForwarder sends the requests the wrapper forwards (discovery,
 // kube-proxy's Events) upstream with the wrapper's credentials. A local
 // caller's own credentials and Impersonate-* headers are dropped: the node's
-// identity may impersonate nobody, and must not be made to try.
+// identity may impersonate nobody, and must not be made to try. So are the
+// front proxy's X-Remote-* identity headers: an upstream that trusts the
+// wrapper's client certificate as a front proxy would take them for the
+// user.
 func NewForwarder(config *rest.Config) (http.Handler, error) {
 	transport, err := rest.TransportFor(config)
 	if err != nil {
@@ -44,10 +47,17 @@ func NewForwarder(config *rest.Config) (http.Handler, error) {
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.SetURL(target)
 			for key := range r.Out.Header {
-				if strings.EqualFold(key, "Authorization") || strings.HasPrefix(strings.ToLower(key), "impersonate-") {
+				if callerIdentity(key) {
 					delete(r.Out.Header, key)
 				}
 			}
 		},
 	}, nil
+}
+
+// callerIdentity says whether a header carries an identity of the caller's:
+// credentials, impersonation or a front proxy's user.
+func callerIdentity(key string) bool {
+	key = strings.ToLower(key)
+	return key == "authorization" || strings.HasPrefix(key, "impersonate-") || strings.HasPrefix(key, "x-remote-")
 }
