@@ -138,7 +138,16 @@ func TestValidateServingCertFlags(t *testing.T) {
 		{name: "APIService without a managed CA", args: []string{"--apiservice-name=v1alpha1.topology.gridview.io"},
 			wantErr: "--apiservice-name needs --serving-cert-secret"},
 		{name: "invalid APIService name", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=V1/topology"},
-			wantErr: `--apiservice-name "V1/topology" is not an APIService name`},
+			wantErr: `--apiservice-name "V1/topology" must be <version>.<group> of an APIService`},
+		{name: "APIService name without a version", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=topology.gridview.io"},
+			wantErr: `--apiservice-name "topology.gridview.io" must be <version>.<group> of an APIService`},
+		{name: "APIService name without a group", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=v1alpha1"},
+			wantErr: `--apiservice-name "v1alpha1" must be <version>.<group> of an APIService`},
+		{name: "APIService of another group", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=v1beta1.metrics.k8s.io"},
+			wantErr: `--apiservice-name "v1beta1.metrics.k8s.io" must be <version>.<group> of an APIService of gridview's group`},
+		{name: "APIService name with an invalid version", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=v0alpha1.topology.gridview.io"},
+			wantErr: `--apiservice-name "v0alpha1.topology.gridview.io" must be <version>.<group> of an APIService`},
+		{name: "beta APIService", args: []string{"--serving-cert-secret=gridview-system/serving-cert", "--apiservice-name=v2beta3.topology.gridview.io"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

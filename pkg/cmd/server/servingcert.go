@@ -19,6 +19,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -27,12 +28,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/controller/servingcert"
 )
 
 // serviceName is the Service of artifacts/deploy that the APIService points
 // at; the aggregator verifies the serving certificate for its DNS names.
 const serviceName = "gridview-apiserver"
+
+// kubeVersion is the form of an API version such as v1, v1beta2 or
+// v1alpha1.
+var kubeVersion = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
 
 // serviceDNSNames are the names a serving certificate must carry for the
 // aggregator to reach gridview-apiserver through its Service in namespace.
@@ -68,8 +74,14 @@ func (o *Options) validateServingCert() []error {
 	if o.APIServiceName != "" && o.ServingCertSecret == "" {
 		errs = append(errs, errors.New("--apiservice-name needs --serving-cert-secret: the caBundle it sets is the CA of that Secret"))
 	}
-	if o.APIServiceName != "" && len(validation.IsDNS1123Subdomain(o.APIServiceName)) > 0 {
-		errs = append(errs, fmt.Errorf("--apiservice-name %q is not an APIService name such as v1alpha1.topology.gridview.io", o.APIServiceName))
+	// The aggregator names every APIService <version>.<group>, and proxies
+	// to gridview-apiserver only those of its group: another name would be
+	// a typo or the APIService of another server, whose trust is not ours
+	// to set.
+	if version, group, _ := strings.Cut(o.APIServiceName, "."); o.APIServiceName != "" &&
+		(!kubeVersion.MatchString(version) || group != v1alpha1.GroupName) {
+		errs = append(errs, fmt.Errorf("--apiservice-name %q must be <version>.<group> of an APIService of gridview's group, such as v1alpha1.%s",
+			o.APIServiceName, v1alpha1.GroupName))
 	}
 	return errs
 }
