@@ -195,3 +195,24 @@ func granted(t *testing.T, source string, sa rbacv1.Subject, namespace, group, r
 	}
 	return false
 }
+
+// A CA that cert-manager renews keeps its key: the caBundle cainjector
+// publishes then still verifies the leaves signed before, which a new key
+// would invalidate together with the bundle.
+func TestCertManagerCAKeepsItsKey(t *testing.T) {
+	cas := 0
+	for _, m := range manifests(t) {
+		spec, _ := m.raw["spec"].(map[string]any)
+		if m.raw["kind"] != "Certificate" || spec["isCA"] != true {
+			continue
+		}
+		cas++
+		privateKey, _ := spec["privateKey"].(map[string]any)
+		if policy := privateKey["rotationPolicy"]; policy != "Never" {
+			t.Errorf("%s: privateKey.rotationPolicy %v, want Never", m, policy)
+		}
+	}
+	if cas == 0 {
+		t.Fatal("no cert-manager CA Certificate under artifacts")
+	}
+}
