@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -194,26 +195,39 @@ func TestEventWrites(t *testing.T) {
 	}
 }
 
-// kube-proxy's own recorder, writing through the wrapper, reaches upstream.
+// kube-proxy's own recorder, writing through the wrapper, reaches upstream,
+// with the Node reference kube-proxy makes.
 func TestKubeProxyRecorderWritesThroughTheWrapper(t *testing.T) {
-	upstream := &upstreamRecorder{}
-	server := httptest.NewServer(NewServer("edge-1", NewState(1, nil), upstream))
-	t.Cleanup(server.Close)
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As kube-proxy builds its recorder and its Node reference.
-	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
-	broadcaster.StartRecordingToSink(t.Context().Done())
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, "kube-proxy")
-	recorder.Eventf(&corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: "edge-1"}, nil, corev1.EventTypeNormal, "Starting", "StartKubeProxy", "")
-	err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return upstream.count() == 1, nil
-	})
-	if err != nil {
-		t.Fatalf("kube-proxy's Event did not reach upstream: %v", err)
+	for _, tc := range []struct {
+		name    string
+		nodeRef *corev1.ObjectReference
+	}{
+		// cmd/kube-proxy/app/server.go in v1.37.2 (newProxyServer).
+		{name: "kube-proxy v1.37", nodeRef: &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: "edge-1", Namespace: ""}},
+		// Releases before sent no APIVersion and the node's name as UID.
+		{name: "an older kube-proxy", nodeRef: &corev1.ObjectReference{Kind: "Node", Name: "edge-1", UID: types.UID("edge-1"), Namespace: ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			upstream := &upstreamRecorder{}
+			server := httptest.NewServer(NewServer("edge-1", NewState(1, nil), upstream))
+			t.Cleanup(server.Close)
+			client, err := kubernetes.NewForConfig(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{ContentType: runtime.ContentTypeProtobuf}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// As kube-proxy builds its recorder.
+			broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
+			broadcaster.StartRecordingToSink(t.Context().Done())
+			defer broadcaster.Shutdown()
+			recorder := broadcaster.NewRecorder(scheme.Scheme, "kube-proxy")
+			recorder.Eventf(tc.nodeRef, nil, corev1.EventTypeNormal, "Starting", "StartKubeProxy", "")
+			err = wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				return upstream.count() == 1, nil
+			})
+			if err != nil {
+				t.Fatalf("kube-proxy's Event did not reach upstream: %v", err)
+			}
+		})
 	}
 }
 
