@@ -89,7 +89,7 @@ func TestSync(t *testing.T) {
 		},
 		{
 			name: "adopts an orphan that carries its label, keeping nothing planted on it",
-			grid: grid,
+			grid: admittedToAdopt(grid, "svc-uid-echo-svc"),
 			services: []*corev1.Service{service("echo-svc", func(svc *corev1.Service) {
 				svc.Labels = map[string]string{LabelGridSelector: "echo", "service.kubernetes.io/service-proxy-name": "elsewhere"}
 				svc.Annotations = map[string]string{"planted": "yes"}
@@ -99,7 +99,7 @@ func TestSync(t *testing.T) {
 			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": func(t *testing.T, svc *corev1.Service) {
 				expectControlledBy(grid)(t, svc)
 				if len(svc.Spec.ExternalIPs) != 0 || svc.Spec.SessionAffinity != "" || svc.Labels["service.kubernetes.io/service-proxy-name"] != "" ||
-					svc.Annotations["planted"] != "" {
+					svc.Annotations["planted"] != "" || svc.Annotations[AnnotationAdoptServiceUID] != "" {
 					t.Errorf("adopted Service kept planted fields: %+v %+v", svc.ObjectMeta, svc.Spec)
 				}
 				for _, entry := range svc.ManagedFields {
@@ -110,6 +110,25 @@ func TestSync(t *testing.T) {
 			}},
 			wantReason: ReasonServiceSynced,
 			wantEvent:  "Normal ServiceAdopted",
+		},
+		{
+			// Admission asked only to create a Service: the orphan came later,
+			// e.g. SuperEdge's ServiceGrid deleted with --cascade=orphan.
+			name:         "leaves alone an orphan that carries its label but no write of the ServiceGrid was admitted against",
+			grid:         grid,
+			services:     []*corev1.Service{labelledOrphan()},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectUntouchedOrphan},
+			wantReason:   ReasonAdoptionNotAuthorized,
+			wantEvent:    "Warning AdoptionNotAuthorized",
+		},
+		{
+			// The orphan admitted was deleted and another planted in its place.
+			name:         "leaves alone an orphan other than the one admitted",
+			grid:         admittedToAdopt(grid, "svc-uid-deleted-since"),
+			services:     []*corev1.Service{labelledOrphan()},
+			wantServices: map[string]func(*testing.T, *corev1.Service){"echo-svc": expectUntouchedOrphan},
+			wantReason:   ReasonAdoptionNotAuthorized,
+			wantEvent:    "Warning AdoptionNotAuthorized",
 		},
 		{
 			name: "deletes Services it controls under another name",
@@ -279,6 +298,29 @@ func TestDeletesAreConditional(t *testing.T) {
 	pre := deletes[0].DeleteOptions.Preconditions
 	if pre == nil || pre.UID == nil || *pre.UID != svc.UID || pre.ResourceVersion == nil || *pre.ResourceVersion != "7" {
 		t.Errorf("delete preconditions = %+v, want uid %s and resourceVersion 7", pre, svc.UID)
+	}
+}
+
+// admittedToAdopt returns sg as admission leaves it once a user who may
+// update and patch the orphan of that UID wrote it.
+func admittedToAdopt(sg *v1alpha1.ServiceGrid, uid k8stypes.UID) *v1alpha1.ServiceGrid {
+	admitted := sg.DeepCopy()
+	admitted.Annotations[AnnotationAdoptServiceUID] = string(uid)
+	return admitted
+}
+
+// labelledOrphan is a Service without a controller that carries the grid
+// label of ServiceGrid echo, as SuperEdge's orphaned Service does.
+func labelledOrphan() *corev1.Service {
+	return service("echo-svc", func(svc *corev1.Service) {
+		svc.Labels = map[string]string{LabelGridSelector: "echo"}
+		svc.Spec.Selector = map[string]string{"app": "superedge-echo"}
+	})
+}
+
+func expectUntouchedOrphan(t *testing.T, svc *corev1.Service) {
+	if len(svc.OwnerReferences) != 0 || svc.Spec.Selector["app"] != "superedge-echo" || svc.Annotations[topology.AnnotationTopologyKeys] != "" {
+		t.Errorf("orphan changed without an admitted adoption: %+v %+v", svc.ObjectMeta, svc.Spec)
 	}
 }
 

@@ -46,6 +46,12 @@ const (
 // FieldManager owns the fields gridview sets on Services.
 const FieldManager = "gridview-servicegrid-controller"
 
+// AnnotationAdoptServiceUID holds the UID of the orphan Service that a write
+// of the ServiceGrid was admitted against by a user who may update and patch
+// it; the controller adopts that orphan only. gridview-apiserver alone sets
+// it, at admission, replacing whatever the user sent.
+const AnnotationAdoptServiceUID = "topology.gridview.io/adopt-service-uid"
+
 // lastAppliedAnnotation belongs to the object kubectl applied, the
 // ServiceGrid; copied to the Service it would describe the wrong object.
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
@@ -81,6 +87,8 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 		annotations = map[string]string{}
 	}
 	delete(annotations, lastAppliedAnnotation)
+	// A grant to gridview about one Service, which means nothing on it.
+	delete(annotations, AnnotationAdoptServiceUID)
 	keys, err := json.Marshal([]string{sg.Spec.GridUniqKey})
 	if err != nil {
 		return nil, err

@@ -74,6 +74,12 @@ func TestDesiredService(t *testing.T) {
 			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`, topology.AnnotationGridviewKeys: "superedge.io/nodeunit,*"},
 		},
 		{
+			name:            "the adoption admission recorded stays on the ServiceGrid",
+			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Annotations[AnnotationAdoptServiceUID] = "svc-uid" },
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`},
+		},
+		{
 			name: "no labels or annotations of its own",
 			mutate: func(sg *v1alpha1.ServiceGrid) {
 				sg.Labels, sg.Annotations = nil, nil

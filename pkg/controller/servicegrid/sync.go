@@ -45,6 +45,9 @@ const (
 	ReasonServiceCreated  = "ServiceCreated"
 	ReasonServiceUpdated  = "ServiceUpdated"
 	ReasonServiceAdopted  = "ServiceAdopted"
+	// ReasonAdoptionNotAuthorized: an orphan carries the ServiceGrid's label,
+	// but no write of the ServiceGrid was admitted against it.
+	ReasonAdoptionNotAuthorized = "AdoptionNotAuthorized"
 )
 
 func (c *Controller) sync(ctx context.Context, key cache.ObjectName) error {
@@ -133,6 +136,14 @@ func (c *Controller) reconcile(ctx context.Context, sg *v1alpha1.ServiceGrid) er
 		msg := fmt.Sprintf("Service %s/%s exists and does not belong to this ServiceGrid; gridview leaves it untouched", sg.Namespace, name)
 		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonServiceConflict, msg)
 		return c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonServiceConflict, msg)
+	case !metav1.IsControlledBy(existing, sg) && !adoptionAdmitted(existing, sg):
+		// The orphan may have appeared after admission asked only to create a
+		// Service, or may have replaced the one admitted: nobody allowed to
+		// change it has asked gridview to.
+		msg := fmt.Sprintf("Service %s/%s is an orphan carrying this ServiceGrid's label, but no write of the ServiceGrid was admitted against it; "+
+			"to have gridview adopt it, update the ServiceGrid (an annotation will do) as a user who may update and patch that Service", sg.Namespace, name)
+		c.recorder.Event(sg, corev1.EventTypeWarning, ReasonAdoptionNotAuthorized, msg)
+		return c.updateStatus(ctx, sg, "", nil, metav1.ConditionFalse, ReasonAdoptionNotAuthorized, msg)
 	case !metav1.IsControlledBy(existing, sg):
 		takeover, err := Takeover(existing, sg)
 		if err != nil {
@@ -245,6 +256,13 @@ func (c *Controller) liveServices(ctx context.Context, namespace string) ([]*cor
 		services = append(services, &list.Items[i])
 	}
 	return services, nil
+}
+
+// adoptionAdmitted says whether admission recorded orphan's UID on sg: a
+// user allowed to update and patch that very Service wrote the ServiceGrid.
+func adoptionAdmitted(orphan *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
+	uid := sg.Annotations[AnnotationAdoptServiceUID]
+	return uid != "" && uid == string(orphan.UID)
 }
 
 // deleteServices deletes those of services that the ServiceGrid with that

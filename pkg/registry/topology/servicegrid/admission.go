@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -78,6 +79,8 @@ func (c *ClusterChecks) wrapUpdate(next rest.ValidateObjectUpdateFunc) rest.Vali
 // reconciler then reports the conflict, and creates it once it is gone), is a
 // create; one gridview controls or adopts is an update by apply (a patch), so
 // adopting someone's orphan needs the rights to change it, not to create one.
+// The orphan so authorized must be the one markAdoption recorded, the only
+// one the reconciler will adopt.
 func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid) error {
 	ctx, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
 	defer cancel()
@@ -85,15 +88,9 @@ func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid) err
 	if err := c.Scheme.Convert(sg, versioned, nil); err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	name := servicegrid.ServiceName(sg.Name)
-	existing, err := c.Kube.CoreV1().Services(sg.Namespace).Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		existing = nil
-	case err != nil:
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot read Service %s/%s of this ServiceGrid: %v", sg.Namespace, name, err))
-	case !servicegrid.MayManage(existing, versioned):
-		existing = nil
+	existing, err := c.manageableService(ctx, versioned)
+	if err != nil {
+		return err
 	}
 	verbs := []string{"create"}
 	if existing != nil {
@@ -104,7 +101,64 @@ func (c *ClusterChecks) check(ctx context.Context, sg *topology.ServiceGrid) err
 			return err
 		}
 	}
+	if recorded, authorized := sg.Annotations[servicegrid.AnnotationAdoptServiceUID], orphanUID(existing, versioned); recorded != authorized {
+		return apierrors.NewConflict(topology.Resource("servicegrids"), sg.Name,
+			fmt.Errorf("Service %s/%s changed while this write was admitted, please try again", sg.Namespace, servicegrid.ServiceName(sg.Name)))
+	}
 	return c.dryRun(ctx, versioned, existing)
+}
+
+// markAdoption records on sg, before validation copies it for check, the UID
+// of the orphan its Service would adopt, and removes any value the user sent:
+// a write admitted while there was no Service, or a foreign one, authorizes
+// no adoption of an orphan that turns up later. uid is sg's own, which an
+// update may leave unset.
+func (c *ClusterChecks) markAdoption(ctx context.Context, sg *topology.ServiceGrid, uid types.UID) error {
+	ctx, cancel := context.WithTimeout(ctx, clusterCheckTimeout)
+	defer cancel()
+	versioned := &v1alpha1.ServiceGrid{}
+	if err := c.Scheme.Convert(sg, versioned, nil); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	versioned.UID = uid
+	existing, err := c.manageableService(ctx, versioned)
+	if err != nil {
+		return err
+	}
+	orphan := orphanUID(existing, versioned)
+	if orphan == "" {
+		delete(sg.Annotations, servicegrid.AnnotationAdoptServiceUID)
+		return nil
+	}
+	if sg.Annotations == nil {
+		sg.Annotations = map[string]string{}
+	}
+	sg.Annotations[servicegrid.AnnotationAdoptServiceUID] = orphan
+	return nil
+}
+
+// manageableService reads the Service of sg live, and returns it if gridview
+// may manage it: it controls it or may adopt it.
+func (c *ClusterChecks) manageableService(ctx context.Context, sg *v1alpha1.ServiceGrid) (*corev1.Service, error) {
+	name := servicegrid.ServiceName(sg.Name)
+	existing, err := c.Kube.CoreV1().Services(sg.Namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, apierrors.NewServiceUnavailable(fmt.Sprintf("cannot read Service %s/%s of this ServiceGrid: %v", sg.Namespace, name, err))
+	case !servicegrid.MayManage(existing, sg):
+		return nil, nil
+	}
+	return existing, nil
+}
+
+// orphanUID is the UID of existing if sg would adopt it, and empty otherwise.
+func orphanUID(existing *corev1.Service, sg *v1alpha1.ServiceGrid) string {
+	if existing == nil || metav1.IsControlledBy(existing, sg) {
+		return ""
+	}
+	return string(existing.UID)
 }
 
 // authorize requires that the requesting user may itself write the Service.

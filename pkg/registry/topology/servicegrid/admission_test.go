@@ -38,6 +38,7 @@ import (
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/install"
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
 )
 
 func TestAuthorizeRequiresServiceRights(t *testing.T) {
@@ -169,7 +170,9 @@ func TestDryRunVerdicts(t *testing.T) {
 
 // The rights asked and the dry run follow what the reconciler's write will
 // be, which a live read of the Service tells: adopting an orphan changes a
-// Service someone else made, so it needs the rights to change it.
+// Service someone else made, so it needs the rights to change it, and the
+// orphan so admitted is the one recorded for the controller to adopt, in
+// place of any value the user sent.
 func TestCheckAsksForTheWriteItWillBe(t *testing.T) {
 	scheme := runtime.NewScheme()
 	install.Install(scheme)
@@ -190,13 +193,20 @@ func TestCheckAsksForTheWriteItWillBe(t *testing.T) {
 		services   []runtime.Object
 		wantVerbs  string
 		wantDryRun string // the verb of the dry run
+		wantAdopt  string // the orphan's UID recorded; none if empty
 	}{
 		{name: "no Service: a create", wantVerbs: "create", wantDryRun: "create"},
 		{name: "a Service of someone else: left alone, a create once it goes", wantVerbs: "create", wantDryRun: "create",
 			services: existing(func(svc *corev1.Service) { svc.Labels = map[string]string{"owner": "other"} })},
 		{name: "its own Service: an apply", wantVerbs: "update,patch", wantDryRun: "patch",
 			services: existing(func(svc *corev1.Service) { svc.OwnerReferences = []metav1.OwnerReference{controllerRef} })},
-		{name: "an orphan it adopts: a takeover", wantVerbs: "update,patch", wantDryRun: "update",
+		{name: "a Service of SuperEdge's ServiceGrid: a create, not adoptable when orphaned later", wantVerbs: "create", wantDryRun: "create",
+			services: existing(func(svc *corev1.Service) {
+				svc.Labels = map[string]string{"superedge.io/grid-selector": "echo"}
+				svc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "superedge.io/v1", Kind: "ServiceGrid", Name: "echo",
+					UID: "superedge-uid", Controller: ptr.To(true)}}
+			})},
+		{name: "an orphan it adopts: a takeover", wantVerbs: "update,patch", wantDryRun: "update", wantAdopt: "svc-1",
 			services: existing(func(svc *corev1.Service) {
 				svc.Labels = map[string]string{"superedge.io/grid-selector": "echo"}
 				svc.Spec.ExternalIPs = []string{"203.0.113.7"}
@@ -212,8 +222,16 @@ func TestCheckAsksForTheWriteItWillBe(t *testing.T) {
 					return authorizer.DecisionAllow, "", nil
 				})}
 			ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"})
-			if err := checks.check(ctx, sg); err != nil {
+			sent := sg.DeepCopy()
+			sent.Annotations = map[string]string{"team": "edge", servicegrid.AnnotationAdoptServiceUID: "sent-by-alice"}
+			if err := checks.markAdoption(ctx, sent, sg.UID); err != nil {
+				t.Fatalf("markAdoption: %v", err)
+			}
+			if err := checks.check(ctx, sent); err != nil {
 				t.Fatalf("check: %v", err)
+			}
+			if got, ok := sent.Annotations[servicegrid.AnnotationAdoptServiceUID]; got != tc.wantAdopt || ok != (tc.wantAdopt != "") || sent.Annotations["team"] != "edge" {
+				t.Errorf("annotations admitted %v, want %s=%q and the user's others", sent.Annotations, servicegrid.AnnotationAdoptServiceUID, tc.wantAdopt)
 			}
 			if got := strings.Join(verbs, ","); got != tc.wantVerbs {
 				t.Errorf("asked for %q, want %q", got, tc.wantVerbs)
@@ -248,5 +266,42 @@ func TestAdoptionNeedsTheRightToChangeTheOrphan(t *testing.T) {
 	err := checks.check(ctx, &topology.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"}})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
 		t.Errorf("err = %v, want 403 for update", err)
+	}
+}
+
+// check authorizes the orphan it reads, which must be the one markAdoption
+// recorded a moment before: one replaced, gone or planted in between is a
+// conflict, so the record never names an orphan nobody was authorized for.
+func TestCheckRefusesAnAdoptionOtherThanTheOneMarked(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	orphan := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-svc", Namespace: "demo", UID: "svc-2",
+		Labels: map[string]string{"superedge.io/grid-selector": "echo"}}}
+	tests := []struct {
+		name     string
+		services []runtime.Object
+		recorded string
+	}{
+		{name: "the orphan marked was replaced", services: []runtime.Object{orphan}, recorded: "svc-1"},
+		{name: "an orphan turned up after the mark", services: []runtime.Object{orphan}},
+		{name: "the orphan marked is gone", recorded: "svc-1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checks := &ClusterChecks{Scheme: scheme, Kube: kubefake.NewClientset(tc.services...), Authorizer: authorizer.AuthorizerFunc(
+				func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+					return authorizer.DecisionAllow, "", nil
+				})}
+			sg := &topology.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1"},
+				Spec: topology.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: topology.FallbackNone,
+					Template: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}}
+			if tc.recorded != "" {
+				sg.Annotations = map[string]string{servicegrid.AnnotationAdoptServiceUID: tc.recorded}
+			}
+			err := checks.check(genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"}), sg)
+			if !apierrors.IsConflict(err) {
+				t.Errorf("err = %v, want 409 Conflict", err)
+			}
+		})
 	}
 }

@@ -97,8 +97,13 @@ func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, writt
 	return &REST{Store: store, checks: checks}, &StatusREST{store: &statusStore}, nil
 }
 
-// Create stores a ServiceGrid that passes validation and the cluster checks.
+// Create stores a ServiceGrid that passes validation and the cluster checks,
+// marked with the orphan it may adopt.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	// Validation sees copies: the mark must be made before.
+	if err := r.checks.markAdoption(ctx, obj.(*topology.ServiceGrid), ""); err != nil {
+		return nil, err
+	}
 	return r.Store.Create(ctx, obj, r.checks.wrapCreate(createValidation), options)
 }
 
@@ -107,7 +112,26 @@ func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation 
 // through createValidation, which must check as much as Create does.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.Store.Update(ctx, name, objInfo, r.checks.wrapCreate(createValidation), r.checks.wrapUpdate(updateValidation), forceAllowCreate, options)
+	return r.Store.Update(ctx, name, markedUpdate{UpdatedObjectInfo: objInfo, checks: r.checks},
+		r.checks.wrapCreate(createValidation), r.checks.wrapUpdate(updateValidation), forceAllowCreate, options)
+}
+
+// markedUpdate marks the updated ServiceGrid with the orphan it may adopt,
+// before validation copies it.
+type markedUpdate struct {
+	rest.UpdatedObjectInfo
+	checks *ClusterChecks
+}
+
+func (m markedUpdate) UpdatedObject(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	obj, err := m.UpdatedObjectInfo.UpdatedObject(ctx, old)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.checks.markAdoption(ctx, obj.(*topology.ServiceGrid), old.(*topology.ServiceGrid).UID); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 func (w WriteObserver) report(obj runtime.Object) {
