@@ -128,13 +128,22 @@ func (b *bundle) data() map[string][]byte {
 // caBundle published: the new CA joins ca.crt while the leaf of its
 // predecessor is kept, and signs leaves only after signingGrace. A leaf
 // that cannot be served at all (none, expired, for other names, from a CA
-// ca.crt lacks) is replaced at once.
+// ca.crt lacks) is replaced at once, before any CA renewal.
 func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error) {
 	next := &bundle{}
 	if stored != nil {
 		*next = *stored
 	}
 	changed := false
+	// A leaf that cannot be served is replaced at once, from the CA that is
+	// already in ca.crt while that is valid: a CA issued in this same write
+	// would sign a leaf whose CA nobody has published yet.
+	if stored != nil && !now.After(stored.cas[0].NotAfter) && !servable(stored.leaf, stored.cas, hosts, now) {
+		if err := next.issueLeaf(hosts, now); err != nil {
+			return nil, false, err
+		}
+		changed = true
+	}
 	switch {
 	case stored == nil || dueForRenewal(stored.cas[0], now):
 		ca, key, err := newCA(now)
@@ -148,15 +157,12 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 	case len(unexpired(stored.cas, now)) != len(stored.cas):
 		next.cas, changed = unexpired(stored.cas, now), true
 	}
-	unusable := next.leaf == nil || now.After(next.leaf.NotAfter) || !slices.Equal(next.leaf.DNSNames, hosts) ||
-		!slices.ContainsFunc(next.cas, func(ca *x509.Certificate) bool { return next.leaf.CheckSignatureFrom(ca) == nil })
-	if unusable || ((dueForRenewal(next.leaf, now) || next.leaf.CheckSignatureFrom(next.cas[0]) != nil) &&
+	if !servable(next.leaf, next.cas, hosts, now) || ((dueForRenewal(next.leaf, now) || next.leaf.CheckSignatureFrom(next.cas[0]) != nil) &&
 		!now.Before(next.cas[0].NotBefore.Add(backdate+signingGrace))) {
-		leaf, certPEM, keyPEM, err := newLeaf(next.cas[0], next.caKey, hosts, now)
-		if err != nil {
+		if err := next.issueLeaf(hosts, now); err != nil {
 			return nil, false, err
 		}
-		next.leaf, next.certPEM, next.keyPEM, changed = leaf, certPEM, keyPEM, true
+		changed = true
 	}
 	if !changed {
 		return next, false, nil
@@ -168,6 +174,23 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 	}
 	next.caKeyPEM = caKeyPEM
 	return next, true, nil
+}
+
+// servable reports whether leaf is one to serve at now: for hosts, not
+// expired, from a CA of cas that is not either.
+func servable(leaf *x509.Certificate, cas []*x509.Certificate, hosts []string, now time.Time) bool {
+	return leaf != nil && !now.After(leaf.NotAfter) && slices.Equal(leaf.DNSNames, hosts) &&
+		slices.ContainsFunc(unexpired(cas, now), func(ca *x509.Certificate) bool { return leaf.CheckSignatureFrom(ca) == nil })
+}
+
+// issueLeaf replaces b's leaf by one of the signing CA.
+func (b *bundle) issueLeaf(hosts []string, now time.Time) error {
+	leaf, certPEM, keyPEM, err := newLeaf(b.cas[0], b.caKey, hosts, now)
+	if err != nil {
+		return err
+	}
+	b.leaf, b.certPEM, b.keyPEM = leaf, certPEM, keyPEM
+	return nil
 }
 
 func dueForRenewal(cert *x509.Certificate, now time.Time) bool {

@@ -143,3 +143,46 @@ func TestCARolloverPublishesBeforeServing(t *testing.T) {
 		})
 	}
 }
+
+// A server back after its leaf expired, when its CA is due too, gets a leaf
+// of the CA already published, not of the one it issues in the same write:
+// served at once, even while the caBundle cannot be patched.
+func TestExpiredLeafAtCARenewalComesFromThePublishedCA(t *testing.T) {
+	tests := []struct {
+		name       string
+		patchFails bool
+	}{
+		{name: "caBundle patched"},
+		{name: "caBundle patch failing", patchFails: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster(t, map[string]any{})
+			r := c.replica(start)
+			if err := r.RunOnce(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			oldCA := caCerts(t, c.secret(t).Data["ca.crt"])[0]
+			c.dynamic.PrependReactor("patch", "apiservices", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return tc.patchFails, nil, errors.New("etcdserver: request timed out")
+			})
+			now := start.Add(2*365*24*time.Hour + 24*time.Hour)
+			r.clock.SetTime(now)
+			if err := r.RunOnce(context.Background()); (err != nil) != tc.patchFails {
+				t.Fatalf("error %v, want one: %t", err, tc.patchFails)
+			}
+			if cas := caCerts(t, c.secret(t).Data["ca.crt"]); len(cas) != 2 || !cas[1].Equal(oldCA) {
+				t.Fatalf("ca.crt holds %d CAs, want a new one and its predecessor", len(cas))
+			}
+			if leaf := caCerts(t, c.secret(t).Data["tls.crt"])[0]; leaf.CheckSignatureFrom(oldCA) != nil || !now.Before(leaf.NotAfter) {
+				t.Error("the expired leaf was not replaced by one of the CA already published")
+			}
+			if served, _ := r.CurrentCertKeyContent(); !bytes.Equal(served, c.secret(t).Data["tls.crt"]) {
+				t.Error("the Secret's new leaf is not served")
+			}
+			if err := servedVerifies(t, c, r, now); err != nil {
+				t.Errorf("the caBundle does not verify the served leaf: %v", err)
+			}
+		})
+	}
+}
