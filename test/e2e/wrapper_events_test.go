@@ -50,6 +50,9 @@ func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
 		}
 	}
 	thisNode := corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node}
+	kubelets := event("kubelet", "default", thisNode).(*eventsv1.Event)
+	kubelets.ReportingController, kubelets.ReportingInstance = "kubelet", node
+	kubelets.Reason, kubelets.Action, kubelets.Type = "NodeNotReady", "NodeNotReady", corev1.EventTypeWarning
 	const eventsPath = "/apis/events.k8s.io/v1/namespaces/"
 	for _, tc := range []struct {
 		name    string
@@ -62,6 +65,7 @@ func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
 		{name: "kube-proxy's", path: eventsPath + "default/events", object: event("own", "default", thisNode), want: http.StatusCreated},
 		{name: "impersonating an administrator", path: eventsPath + "default/events", object: event("impersonating", "default", thisNode),
 			headers: []string{"Impersonate-User: system:admin", "Impersonate-Group: system:masters"}, want: http.StatusCreated},
+		{name: "the kubelet's NodeNotReady", path: eventsPath + "default/events", object: kubelets, want: http.StatusForbidden},
 		{name: "about another node", path: eventsPath + "default/events",
 			object: event("other-node", "default", corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: s.node("a2")}), want: http.StatusForbidden},
 		{name: "about a Pod", path: eventsPath + s.ns + "/events",
