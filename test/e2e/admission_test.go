@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -149,12 +150,7 @@ spec:
 func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
-	servicegrids := rbacv1.PolicyRule{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"servicegrids"},
-		Verbs: []string{"create", "get", "update", "patch"}}
-	grant(t, ns, "creates-services", []rbacv1.PolicyRule{servicegrids,
-		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}})
-	grant(t, ns, "changes-services", []rbacv1.PolicyRule{servicegrids,
-		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update", "patch"}}})
+	grantCreatesAndChangesServices(t, ns)
 	planted := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "orphan-svc", Labels: map[string]string{
 			"superedge.io/grid-selector": "orphan", "service.kubernetes.io/service-proxy-name": "elsewhere"}},
@@ -211,6 +207,19 @@ func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing
 	}))
 }
 
+// grantCreatesAndChangesServices makes two users who may write ServiceGrids:
+// creates-services, who may create Services only, and changes-services, who
+// may also update and patch them.
+func grantCreatesAndChangesServices(t *testing.T, ns string) {
+	t.Helper()
+	servicegrids := rbacv1.PolicyRule{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"servicegrids"},
+		Verbs: []string{"create", "get", "update", "patch"}}
+	grant(t, ns, "creates-services", []rbacv1.PolicyRule{servicegrids,
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}})
+	grant(t, ns, "changes-services", []rbacv1.PolicyRule{servicegrids,
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update", "patch"}}})
+}
+
 // grant binds a Role with the rules to the user of the same name.
 func grant(t *testing.T, ns, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
@@ -239,4 +248,76 @@ func as(t *testing.T, user string) versioned.Interface {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// An orphan that turns up after the ServiceGrid was admitted as a create (its
+// controller deleted with --cascade=orphan) is adopted by no one's rights:
+// only a later write of the ServiceGrid by someone who may change that
+// Service has gridview take it over. The record of that write is the server's:
+// a value the user sends is dropped.
+func TestAnOrphanAppearingLaterIsAdoptedOnlyForAWriteAdmittedAgainstIt(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t)
+	grantCreatesAndChangesServices(t, ns)
+	owner, err := kubeClient.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "superedge"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	foreign, err := kubeClient.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "late-svc", Labels: map[string]string{"superedge.io/grid-selector": "late"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID, Controller: &yes}}},
+		Spec: corev1.ServiceSpec{ExternalIPs: []string{"203.0.113.7"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sg := newServiceGrid("late")
+	sg.Annotations = map[string]string{"topology.gridview.io/adopt-service-uid": string(foreign.UID)}
+	created, err := as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, sg, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a ServiceGrid whose Service name is taken, by a user who may create Services: %v", err)
+	}
+	if uid, ok := created.Annotations["topology.gridview.io/adopt-service-uid"]; ok {
+		t.Errorf("the adoption the user sent was stored: %q", uid)
+	}
+	waitReason(t, ns, "late", "ServiceConflict")
+
+	if _, err := kubeClient.CoreV1().Services(ns).Patch(ctx, "late-svc", types.MergePatchType,
+		[]byte(`{"metadata":{"ownerReferences":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, ns, "late", "AdoptionNotAuthorized")
+	if orphan := mustService(t, ns, "late-svc"); len(orphan.OwnerReferences) != 0 || len(orphan.Spec.ExternalIPs) != 1 {
+		t.Errorf("an orphan no write was admitted against was changed: owners %+v, externalIPs %v", orphan.OwnerReferences, orphan.Spec.ExternalIPs)
+	}
+
+	if _, err := as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Patch(ctx, "late", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"adopt":"please"}}}`), metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a write asking adoption by a user who may only create Services: %v, want 403", err)
+	}
+	if _, err := as(t, "changes-services").TopologyV1alpha1().ServiceGrids(ns).Patch(ctx, "late", types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"adopt":"please"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("a write asking adoption by a user who may change the orphan: %v", err)
+	}
+	waitReady(t, ns, "late")
+	if adopted := mustService(t, ns, "late-svc"); !metav1.IsControlledBy(adopted, created) || adopted.UID != foreign.UID || len(adopted.Spec.ExternalIPs) != 0 {
+		t.Errorf("adopted Service: uid %s (was %s), owners %+v, externalIPs %v", adopted.UID, foreign.UID, adopted.OwnerReferences, adopted.Spec.ExternalIPs)
+	}
+}
+
+// waitReason waits until the Ready condition of the ServiceGrid has that reason.
+func waitReason(t *testing.T, ns, name, reason string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "ServiceGrid "+name+" "+reason, func(ctx context.Context) error {
+		sg, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cond := meta.FindStatusCondition(sg.Status.Conditions, "Ready"); cond == nil || cond.Reason != reason {
+			return fmt.Errorf("status %+v", sg.Status)
+		}
+		return nil
+	})
 }
