@@ -69,8 +69,21 @@ func (c *ClusterChecks) wrapUpdate(next rest.ValidateObjectUpdateFunc) rest.Vali
 				return err
 			}
 		}
+		if beingDeleted(old) {
+			return nil
+		}
 		return c.check(ctx, obj.(*topology.ServiceGrid))
 	}
+}
+
+// beingDeleted tells an update of a ServiceGrid whose deletion has begun. The
+// reconciler never writes its Service again, so such an update lends no rights
+// and needs no check; and it must pass, because the garbage collector removes
+// the orphan and foreground finalizers with one, holding no right to create
+// Services: checking would keep the ServiceGrid, and its namespace, forever.
+func beingDeleted(old runtime.Object) bool {
+	sg, ok := old.(*topology.ServiceGrid)
+	return ok && sg.DeletionTimestamp != nil
 }
 
 // check asks, for the Service the reconciler would write, the rights of the

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
@@ -301,6 +302,61 @@ func TestCheckRefusesAnAdoptionOtherThanTheOneMarked(t *testing.T) {
 			err := checks.check(genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "alice"}), sg)
 			if !apierrors.IsConflict(err) {
 				t.Errorf("err = %v, want 409 Conflict", err)
+			}
+		})
+	}
+}
+
+// The garbage collector finishes a foreground or orphan deletion by removing
+// the ServiceGrid's finalizers with an update, holding no right to create
+// Services: whatever became of the Service by then, the update passes and
+// adopts nothing.
+func TestUpdatesOfAServiceGridBeingDeletedPass(t *testing.T) {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-svc", Namespace: "demo", UID: "svc-1",
+		Labels: map[string]string{"owner": "other"}}}
+	orphan := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-svc", Namespace: "demo", UID: "svc-2",
+		Labels: map[string]string{"superedge.io/grid-selector": "echo"}}}
+	tests := []struct {
+		name      string
+		services  []runtime.Object
+		finalizer string
+	}{
+		{name: "foreground, the Service gone", finalizer: metav1.FinalizerDeleteDependents},
+		{name: "orphan, the Service gone", finalizer: metav1.FinalizerOrphanDependents},
+		{name: "foreground, a foreign Service", services: []runtime.Object{foreign}, finalizer: metav1.FinalizerDeleteDependents},
+		{name: "orphan, a foreign Service", services: []runtime.Object{foreign}, finalizer: metav1.FinalizerOrphanDependents},
+		{name: "orphan, the Service orphaned", services: []runtime.Object{orphan}, finalizer: metav1.FinalizerOrphanDependents},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checks := &ClusterChecks{Scheme: scheme, Kube: kubefake.NewClientset(tc.services...), Authorizer: authorizer.AuthorizerFunc(
+				func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+					if a.GetVerb() == "create" {
+						return authorizer.DecisionDeny, "", nil
+					}
+					return authorizer.DecisionAllow, "", nil
+				})}
+			old := &topology.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "uid-1",
+				DeletionTimestamp: ptr.To(metav1.Now()), Finalizers: []string{tc.finalizer},
+				Annotations: map[string]string{servicegrid.AnnotationAdoptServiceUID: "svc-0"}},
+				Spec: topology.ServiceGridSpec{GridUniqKey: "nodeunit", Fallback: topology.FallbackNone,
+					Template: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}}
+			withoutFinalizer := old.DeepCopy()
+			withoutFinalizer.Finalizers = nil
+			ctx := genericapirequest.WithUser(context.Background(),
+				&user.DefaultInfo{Name: "system:serviceaccount:kube-system:generic-garbage-collector"})
+
+			updated, err := markedUpdate{UpdatedObjectInfo: rest.DefaultUpdatedObjectInfo(withoutFinalizer), checks: checks}.UpdatedObject(ctx, old)
+			if err != nil {
+				t.Fatalf("UpdatedObject: %v", err)
+			}
+			if mark, ok := updated.(*topology.ServiceGrid).Annotations[servicegrid.AnnotationAdoptServiceUID]; ok {
+				t.Errorf("a ServiceGrid being deleted kept the adoption mark %q", mark)
+			}
+			if err := checks.wrapUpdate(nil)(ctx, updated, old); err != nil {
+				t.Errorf("removing the %s finalizer: %v, want it admitted", tc.finalizer, err)
 			}
 		})
 	}

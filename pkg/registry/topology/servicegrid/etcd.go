@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
 )
 
 var (
@@ -128,7 +129,13 @@ func (m markedUpdate) UpdatedObject(ctx context.Context, old runtime.Object) (ru
 	if err != nil {
 		return nil, err
 	}
-	if err := m.checks.markAdoption(ctx, obj.(*topology.ServiceGrid), old.(*topology.ServiceGrid).UID); err != nil {
+	sg := obj.(*topology.ServiceGrid)
+	if beingDeleted(old) {
+		// Nothing is adopted once deletion has begun, and no check runs.
+		delete(sg.Annotations, servicegrid.AnnotationAdoptServiceUID)
+		return obj, nil
+	}
+	if err := m.checks.markAdoption(ctx, sg, old.(*topology.ServiceGrid).UID); err != nil {
 		return nil, err
 	}
 	return obj, nil
