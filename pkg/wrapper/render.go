@@ -23,11 +23,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // renderSlices turns a node's view of a Service into the EndpointSlices
 // kube-proxy reads, each keeping its source slice's name and labels (its
-// Service name and manager among them); the view carries no hints.
+// Service name and manager among them), and the hints the view kept: only an
+// unpruned view has any.
 func renderSlices(view *topologyv1alpha1.NodeEndpoints) []runtime.Object {
 	out := make([]runtime.Object, 0, len(view.Slices))
 	for _, slice := range view.Slices {
@@ -74,7 +76,7 @@ func renderEndpoints(view *topologyv1alpha1.NodeEndpoints) *corev1.Endpoints {
 			if ep.Hostname != nil {
 				address.Hostname = *ep.Hostname
 			}
-			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+			if topology.Ready(&ep) {
 				subset.Addresses = append(subset.Addresses, address)
 			} else {
 				subset.NotReadyAddresses = append(subset.NotReadyAddresses, address)
