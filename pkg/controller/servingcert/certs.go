@@ -17,7 +17,6 @@ limitations under the License.
 package servingcert
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -25,7 +24,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
@@ -95,7 +93,11 @@ func parseBundle(data map[string][]byte) (*bundle, error) {
 	// Rebuilt from the certificates parsed: the bundle is published in a
 	// cluster-scoped object, where nothing else ca.crt may hold by mistake,
 	// such as a private key, must end up.
-	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: encodeCertsPEM(cas), caKeyPEM: data[caKeyKey]}
+	caBundlePEM, err := certutil.EncodeCertificates(cas...)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", corev1.ServiceAccountRootCAKey, err)
+	}
+	b := &bundle{cas: cas, caKey: caKey, caBundlePEM: caBundlePEM, caKeyPEM: data[caKeyKey]}
 	if pair, err := tls.X509KeyPair(data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]); err == nil {
 		b.leaf = pair.Leaf
 		b.certPEM, b.keyPEM = data[corev1.TLSCertKey], data[corev1.TLSPrivateKeyKey]
@@ -167,7 +169,11 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 	if !changed {
 		return next, false, nil
 	}
-	next.caBundlePEM = encodeCertsPEM(next.cas)
+	caBundlePEM, err := certutil.EncodeCertificates(next.cas...)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the CA bundle: %w", err)
+	}
+	next.caBundlePEM = caBundlePEM
 	caKeyPEM, err := keyutil.MarshalPrivateKeyToPEM(next.caKey)
 	if err != nil {
 		return nil, false, fmt.Errorf("encoding the CA key: %w", err)
@@ -250,7 +256,11 @@ func newLeaf(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("encoding the serving key: %w", err)
 	}
-	return leaf, encodeCertPEM(leaf), keyPEM, nil
+	certPEM, err := certutil.EncodeCertificates(leaf)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("encoding the serving certificate: %w", err)
+	}
+	return leaf, certPEM, keyPEM, nil
 }
 
 func certTemplate(commonName string, now time.Time, lifetime time.Duration) (*x509.Certificate, error) {
@@ -265,16 +275,4 @@ func certTemplate(commonName string, now time.Time, lifetime time.Duration) (*x5
 		NotAfter:              now.Add(lifetime),
 		BasicConstraintsValid: true,
 	}, nil
-}
-
-func encodeCertsPEM(certs []*x509.Certificate) []byte {
-	var buf bytes.Buffer
-	for _, cert := range certs {
-		buf.Write(encodeCertPEM(cert))
-	}
-	return buf.Bytes()
-}
-
-func encodeCertPEM(cert *x509.Certificate) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: certutil.CertificateBlockType, Bytes: cert.Raw})
 }
