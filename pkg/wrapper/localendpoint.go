@@ -25,12 +25,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
-
-	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
 // SuperEdge's annotations on the default/kubernetes Endpoints (or its
@@ -89,17 +88,17 @@ func localEndpointOf(annotations map[string]string) (LocalEndpoint, bool, error)
 	return local, true, err
 }
 
-// withLocalEndpoint is a view of default/kubernetes whose only endpoint is
-// the local one, in the view's first slice (its name and labels kept, so
-// kube-proxy sees the same slice change).
-func withLocalEndpoint(view *topologyv1alpha1.NodeEndpoints, local LocalEndpoint) *topologyv1alpha1.NodeEndpoints {
-	out := view.DeepCopy()
-	slice := topologyv1alpha1.NodeEndpointSlice{
-		Name:   view.ServiceName,
-		Labels: map[string]string{discoveryv1.LabelServiceName: view.ServiceName},
-	}
-	if len(view.Slices) > 0 {
-		slice.Name, slice.Labels = view.Slices[0].Name, view.Slices[0].Labels
+// localSlice is the EndpointSlice of default/kubernetes whose only endpoint
+// is the local one. It takes the name and labels of the first slice of the
+// Service this node has a view of (so kube-proxy sees the same slice
+// change), else the Service's name.
+func localSlice(namespace string, first *discoveryv1.EndpointSlice, local LocalEndpoint) *discoveryv1.EndpointSlice {
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{
+		Namespace: namespace, Name: kubernetesService.Name,
+		Labels: map[string]string{discoveryv1.LabelServiceName: kubernetesService.Name},
+	}}
+	if first != nil {
+		slice.Name, slice.Labels, slice.CreationTimestamp = first.Name, first.Labels, first.CreationTimestamp
 	}
 	slice.AddressType = discoveryv1.AddressTypeIPv4
 	if local.Addr.Addr().Is6() {
@@ -110,8 +109,7 @@ func withLocalEndpoint(view *topologyv1alpha1.NodeEndpoints, local LocalEndpoint
 		Addresses:  []string{local.Addr.Addr().String()},
 		Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
 	}}
-	out.Slices = []topologyv1alpha1.NodeEndpointSlice{slice}
-	return out
+	return slice
 }
 
 // localEndpoints decides which local endpoint, if any, replaces the
@@ -120,24 +118,26 @@ type localEndpoints struct {
 	// flag is --kubernetes-endpoint: it wins over the annotations.
 	flag   *LocalEndpoint
 	active *LocalEndpoint
-	// view is the last view of default/kubernetes, to serve again when the
-	// local endpoint changes.
-	view *topologyv1alpha1.NodeEndpoints
+	// served is the slice last served for the active endpoint: served again
+	// as long as it would not change, so that it is not published again.
+	served *discoveryv1.EndpointSlice
 	// warned holds the bad annotation values already logged.
 	warned map[string]bool
 }
 
-// serve records a view of default/kubernetes and returns what to serve for
-// it; other views pass unchanged.
-func (l *localEndpoints) serve(view *topologyv1alpha1.NodeEndpoints) *topologyv1alpha1.NodeEndpoints {
-	if view.Namespace != kubernetesService.Namespace || view.ServiceName != kubernetesService.Name {
-		return view
+// slice is the EndpointSlice serving the active local endpoint for a
+// Service whose views' slices are names, sorted.
+func (l *localEndpoints) slice(key types.NamespacedName, sv *serviceViews, names []string) *discoveryv1.EndpointSlice {
+	var first *discoveryv1.EndpointSlice
+	if len(names) > 0 {
+		first = sv.views[names[0]].slice
 	}
-	l.view = view
-	if l.active == nil {
-		return view
+	slice := localSlice(key.Namespace, first, *l.active)
+	if l.served != nil && apiequality.Semantic.DeepEqual(l.served, slice) {
+		return l.served
 	}
-	return withLocalEndpoint(view, *l.active)
+	l.served = slice
+	return slice
 }
 
 // refreshLocalEndpoint applies the flag or the annotations as they are now,
@@ -159,8 +159,8 @@ func (u *Upstream) refreshLocalEndpoint() {
 	} else {
 		klog.InfoS("Serving kube-proxy the real endpoints of default/kubernetes")
 	}
-	if u.local.view != nil {
-		u.setViewLocked(u.local.view)
+	if _, ok := u.services[kubernetesService]; ok {
+		u.serve(kubernetesService)
 	}
 }
 

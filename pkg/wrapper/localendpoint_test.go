@@ -75,22 +75,32 @@ func TestParseLocalEndpointFlag(t *testing.T) {
 	}
 }
 
-func TestWithLocalEndpointKeepsTheSliceIdentity(t *testing.T) {
-	view := &topologyv1alpha1.NodeEndpoints{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "default", Name: "edge-1.kubernetes"},
-		ServiceName: "kubernetes",
-		Slices: []topologyv1alpha1.NodeEndpointSlice{{Name: "kubernetes", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"},
-			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.250.0.1"}}}}},
-	}
+func TestLocalSliceKeepsTheSliceIdentity(t *testing.T) {
+	real := renderSlice(&topologyv1alpha1.NodeEndpoints{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "edge-1..kubernetes"}, ServiceName: "kubernetes",
+		Slice: topologyv1alpha1.NodeEndpointSlice{Name: "kubernetes", Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", "extra": "x"},
+			AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.250.0.1"}}}},
+	})
 	local, _ := ParseLocalEndpoint("[fd00::2]:51003")
-	got := withLocalEndpoint(view, local)
-	slice := got.Slices[0]
-	if len(got.Slices) != 1 || slice.Name != "kubernetes" || slice.AddressType != discoveryv1.AddressTypeIPv6 ||
-		len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "fd00::2" || *slice.Ports[0].Name != "https" || *slice.Ports[0].Port != 51003 {
-		t.Errorf("view with the local endpoint: %+v", got)
+	for _, tc := range []struct {
+		name      string
+		first     *discoveryv1.EndpointSlice
+		wantLabel string
+	}{
+		{name: "in place of the real slice", first: real, wantLabel: "x"},
+		{name: "with no view of the Service"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slice := localSlice("default", tc.first, local)
+			if slice.Name != "kubernetes" || slice.Namespace != "default" || slice.Labels[discoveryv1.LabelServiceName] != "kubernetes" ||
+				slice.Labels["extra"] != tc.wantLabel || slice.AddressType != discoveryv1.AddressTypeIPv6 ||
+				len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "fd00::2" || *slice.Ports[0].Name != "https" || *slice.Ports[0].Port != 51003 {
+				t.Errorf("slice with the local endpoint: %+v", slice)
+			}
+		})
 	}
-	if view.Slices[0].Endpoints[0].Addresses[0] != "10.250.0.1" {
-		t.Error("the source view was modified")
+	if real.Endpoints[0].Addresses[0] != "10.250.0.1" {
+		t.Error("the real slice was modified")
 	}
 }
 

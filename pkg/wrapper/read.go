@@ -29,16 +29,16 @@ import (
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
-// Snapshot returns copies of every served object and the resourceVersion
-// they are at.
+// Snapshot returns every served object and the resourceVersion they are at.
+// The objects are the served ones, shared and never modified: readers must
+// not modify them either (encoding writes the type meta: copy them with
+// shallowCopy first).
 func (s *State) Snapshot() (uint64, []runtime.Object) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var out []runtime.Object
 	for _, k := range kinds {
-		for _, obj := range s.selected(&filter{kind: k}) {
-			out = append(out, obj.DeepCopyObject())
-		}
+		out = append(out, s.selected(&filter{kind: k})...)
 	}
 	return s.stream.RV(), out
 }
@@ -83,7 +83,7 @@ func (s *State) Get(k *kind, key types.NamespacedName) (runtime.Object, error) {
 		return nil, apierrors.NewNotFound(k.gvr.GroupResource(), key.Name)
 	}
 	// Encoding writes the type meta: the served object stays untouched.
-	return obj.DeepCopyObject(), nil
+	return shallowCopy(obj), nil
 }
 
 // Watch streams the changes of the selected objects.

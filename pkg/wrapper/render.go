@@ -20,69 +20,68 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
 )
 
-// renderSlices turns a node's view of a Service into the EndpointSlices
-// kube-proxy reads, each keeping its source slice's name and labels (its
-// Service name and manager among them), and the hints the view kept: only an
-// unpruned view has any.
-func renderSlices(view *topologyv1alpha1.NodeEndpoints) []runtime.Object {
-	out := make([]runtime.Object, 0, len(view.Slices))
-	for _, slice := range view.Slices {
-		out = append(out, &discoveryv1.EndpointSlice{
-			ObjectMeta:  metav1.ObjectMeta{Namespace: view.Namespace, Name: slice.Name, Labels: slice.Labels, CreationTimestamp: view.CreationTimestamp},
-			AddressType: slice.AddressType,
-			Ports:       slice.Ports,
-			Endpoints:   slice.Endpoints,
-		})
+// renderSlice turns a node's view of one EndpointSlice into the
+// EndpointSlice kube-proxy reads, keeping its source's name and labels (its
+// Service name and manager among them) and the hints the view kept: only an
+// unpruned view has any. The slice shares the view's content, which nothing
+// modifies, so a view is held once however it is served.
+func renderSlice(view *topologyv1alpha1.NodeEndpoints) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: view.Namespace, Name: view.Slice.Name, Labels: view.Slice.Labels, CreationTimestamp: view.CreationTimestamp},
+		AddressType: view.Slice.AddressType,
+		Ports:       view.Slice.Ports,
+		Endpoints:   view.Slice.Endpoints,
 	}
-	return out
 }
 
-// renderEndpoints turns a node's view of a Service into the legacy Endpoints
-// object: one subset per slice, ready endpoints as addresses, the others as
-// not-ready addresses, as the endpoints controller writes them.
-func renderEndpoints(view *topologyv1alpha1.NodeEndpoints) *corev1.Endpoints {
-	out := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Namespace: view.Namespace, Name: view.ServiceName, Labels: view.Labels, CreationTimestamp: view.CreationTimestamp},
-	}
-	for _, slice := range view.Slices {
-		if len(slice.Endpoints) == 0 {
+// renderSubset turns one rendered slice into the subset of the legacy
+// Endpoints object it stands for: ready endpoints as addresses, the others
+// as not-ready addresses, as the endpoints controller writes them; false for
+// a slice with no endpoint, which has no subset.
+func renderSubset(slice *discoveryv1.EndpointSlice) (corev1.EndpointSubset, bool) {
+	subset := corev1.EndpointSubset{}
+	for _, ep := range slice.Endpoints {
+		if len(ep.Addresses) == 0 {
 			continue
 		}
-		subset := corev1.EndpointSubset{}
-		for _, port := range slice.Ports {
-			p := corev1.EndpointPort{AppProtocol: port.AppProtocol}
-			if port.Name != nil {
-				p.Name = *port.Name
-			}
-			if port.Port != nil {
-				p.Port = *port.Port
-			}
-			if port.Protocol != nil {
-				p.Protocol = *port.Protocol
-			}
-			subset.Ports = append(subset.Ports, p)
+		address := corev1.EndpointAddress{IP: ep.Addresses[0], NodeName: ep.NodeName, TargetRef: ep.TargetRef}
+		if ep.Hostname != nil {
+			address.Hostname = *ep.Hostname
 		}
-		for _, ep := range slice.Endpoints {
-			if len(ep.Addresses) == 0 {
-				continue
-			}
-			address := corev1.EndpointAddress{IP: ep.Addresses[0], NodeName: ep.NodeName, TargetRef: ep.TargetRef}
-			if ep.Hostname != nil {
-				address.Hostname = *ep.Hostname
-			}
-			if topology.Ready(&ep) {
-				subset.Addresses = append(subset.Addresses, address)
-			} else {
-				subset.NotReadyAddresses = append(subset.NotReadyAddresses, address)
-			}
+		if topology.Ready(&ep) {
+			subset.Addresses = append(subset.Addresses, address)
+		} else {
+			subset.NotReadyAddresses = append(subset.NotReadyAddresses, address)
 		}
-		out.Subsets = append(out.Subsets, subset)
 	}
-	return out
+	if len(slice.Endpoints) == 0 {
+		return subset, false
+	}
+	for _, port := range slice.Ports {
+		p := corev1.EndpointPort{AppProtocol: port.AppProtocol}
+		if port.Name != nil {
+			p.Name = *port.Name
+		}
+		if port.Port != nil {
+			p.Port = *port.Port
+		}
+		if port.Protocol != nil {
+			p.Protocol = *port.Protocol
+		}
+		subset.Ports = append(subset.Ports, p)
+	}
+	return subset, true
+}
+
+// renderEndpoints is the legacy Endpoints object of a Service: one subset
+// per slice that has endpoints, in the order given (by slice name). A
+// Service the node routes to no endpoint of still has one, with no subset,
+// as when a view held no slice.
+func renderEndpoints(meta metav1.ObjectMeta, subsets []corev1.EndpointSubset) *corev1.Endpoints {
+	return &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}
 }

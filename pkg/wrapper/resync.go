@@ -53,33 +53,21 @@ func (u *Upstream) sync(ctx context.Context) {
 
 func (u *Upstream) reconcile() {
 	everything := labels.Everything()
-	svcs, _ := u.shared.Core().V1().Services().Lister().List(everything)
-	u.state.Replace(services, asObjects(svcs))
 	nodeList, _ := u.node.Core().V1().Nodes().Lister().List(everything)
 	u.state.Replace(nodes, asObjects(nodeList))
 	cidrs, _ := u.shared.Networking().V1().ServiceCIDRs().Lister().List(everything)
 	u.state.Replace(serviceCIDRs, asObjects(cidrs))
 
-	views, _ := u.viewLister.List(everything)
+	// The handlers have put every Service and view the informers hold: what
+	// is left to drop is what the cache held and the cluster no longer has.
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	var rendered, legacy []runtime.Object
-	u.slicesOf = map[types.NamespacedName][]types.NamespacedName{}
-	for _, view := range views {
-		// Counted when received.
-		if !u.ours(view) {
-			continue
-		}
-		view = u.local.serve(view)
-		service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
-		for _, slice := range renderSlices(view) {
-			u.slicesOf[service] = append(u.slicesOf[service], keyOf(slice))
-			rendered = append(rendered, slice)
-		}
-		legacy = append(legacy, renderEndpoints(view))
+	keep := map[types.NamespacedName]bool{}
+	for key, sv := range u.services {
+		keep[key] = sv.service != nil
 	}
-	u.state.Replace(endpointSlices, rendered)
-	u.state.Replace(endpoints, legacy)
+	u.state.Retain(services, keep)
+	u.dropUnrendered()
 }
 
 func asObjects[T runtime.Object](items []T) []runtime.Object {

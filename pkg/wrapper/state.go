@@ -17,6 +17,7 @@ limitations under the License.
 package wrapper
 
 import (
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ func NewState(rv uint64, objects []runtime.Object) *State {
 	options := watchstream.Options{
 		HistorySize:   historySize,
 		WatcherBuffer: watcherBuffer,
-		Copy:          runtime.Object.DeepCopyObject,
+		Copy:          shallowCopy,
 		Metrics:       watchstream.Metrics{EventsSent: watchEventsSent, Watchers: watchersOpen, CutOff: watchersCutOff},
 	}
 	options.ShardOf = func(obj runtime.Object) string { return kindOf(obj).gvr.Resource }
@@ -103,7 +104,8 @@ func (s *State) set(obj runtime.Object) {
 	s.stream.Publish(&watchstream.Event{RV: rv, Old: old, Object: served})
 }
 
-// sameContent compares two objects but for their resourceVersions.
+// sameContent compares two objects but for their resourceVersions and type
+// meta.
 func sameContent(a, b runtime.Object) bool {
 	a, b = withoutTypeMeta(a), withoutTypeMeta(b)
 	a.(metav1.Object).SetResourceVersion("")
@@ -112,11 +114,23 @@ func sameContent(a, b runtime.Object) bool {
 }
 
 // withoutTypeMeta copies an object without its type meta, which informers
-// and the cache may or may not fill: encoding sets it.
+// and the cache may or may not fill: encoding sets it. The copy is shallow:
+// served objects, the informers' and the rendered ones share their content,
+// which nothing modifies, so that a node's view is held once.
 func withoutTypeMeta(obj runtime.Object) runtime.Object {
-	out := obj.DeepCopyObject()
+	out := shallowCopy(obj)
 	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	return out
+}
+
+// shallowCopy copies the top-level struct of an object: enough to set its
+// type meta or resourceVersion, which encoding and serving write, without
+// copying what it shares.
+func shallowCopy(obj runtime.Object) runtime.Object {
+	v := reflect.ValueOf(obj).Elem()
+	out := reflect.New(v.Type())
+	out.Elem().Set(v)
+	return out.Interface().(runtime.Object)
 }
 
 // Delete stops serving an object.
@@ -134,7 +148,7 @@ func (s *State) delete(k *kind, key types.NamespacedName) {
 	delete(s.objects[k], key)
 	objectsServed.WithLabelValues(k.gvr.Resource).Set(float64(len(s.objects[k])))
 	rv := s.stream.Next()
-	last := old.DeepCopyObject()
+	last := shallowCopy(old)
 	last.(metav1.Object).SetResourceVersion(strconv.FormatUint(rv, 10))
 	s.stream.Publish(&watchstream.Event{RV: rv, Old: old, Object: last, Gone: true})
 }
@@ -149,6 +163,17 @@ func (s *State) Replace(k *kind, objs []runtime.Object) {
 		keep[keyOf(obj)] = true
 		s.set(obj)
 	}
+	s.retain(k, keep)
+}
+
+// Retain stops serving the objects of kind k that keep does not hold.
+func (s *State) Retain(k *kind, keep map[types.NamespacedName]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.retain(k, keep)
+}
+
+func (s *State) retain(k *kind, keep map[types.NamespacedName]bool) {
 	for key := range s.objects[k] {
 		if !keep[key] {
 			s.delete(k, key)

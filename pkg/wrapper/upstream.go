@@ -18,9 +18,9 @@ package wrapper
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -33,7 +33,6 @@ import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
-	topologylisters "github.com/gridview/gridview/generated/listers/topology/v1alpha1"
 )
 
 // Upstream keeps a state current with the cluster: this node's NodeEndpoints
@@ -51,23 +50,27 @@ type Upstream struct {
 	// nodeName is the node whose views are served; no other's.
 	nodeName string
 
-	viewLister topologylisters.NodeEndpointsLister
 	// apiServer reads the annotations of default/kubernetes's Endpoints and
 	// EndpointSlice that name an edge-local API server.
 	apiServer informers.SharedInformerFactory
 
-	// mu guards what follows: the slices each view was rendered into, to
-	// delete those a view no longer has, and the local endpoint.
+	// mu guards what follows: the Services and this node's views of their
+	// slices, as rendered and served, and the local endpoint.
 	mu       sync.Mutex
-	slicesOf map[types.NamespacedName][]types.NamespacedName
+	services map[types.NamespacedName]*serviceViews
 	local    localEndpoints
 }
+
+// upstreamContentTypes ask for protobuf, which is smaller on the WAN and
+// cheaper to decode, and take JSON from a server that does not offer it.
+const upstreamContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 
 // NewUpstream watches the cluster behind config on behalf of node. A local
 // endpoint given replaces the endpoints of default/kubernetes whatever the
 // annotations say.
 func NewUpstream(config *rest.Config, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
 	config = rest.CopyConfig(config)
+	config.AcceptContentTypes, config.ContentType = upstreamContentTypes, runtime.ContentTypeProtobuf
 	config.Wrap(countReceivedBytes)
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
@@ -81,18 +84,20 @@ func NewUpstream(config *rest.Config, node string, state *State, local *LocalEnd
 }
 
 func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
+	lean := informers.WithTransform(compact)
 	u := &Upstream{
 		nodeName: node, state: state, kube: kube,
-		shared: informers.NewSharedInformerFactory(kube, 0),
-		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		shared: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean),
+		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = "metadata.name=" + node
 		})),
-		views: topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = "nodeName=" + node
-		})),
-		apiServer: informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(kubernetesService.Namespace),
+		views: topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithTransform(compact),
+			topologyinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = "nodeName=" + node
+			})),
+		apiServer: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithNamespace(kubernetesService.Namespace),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + kubernetesService.Name })),
-		slicesOf: map[types.NamespacedName][]types.NamespacedName{},
+		services: map[types.NamespacedName]*serviceViews{},
 		local:    localEndpoints{flag: local, warned: map[string]bool{}},
 	}
 	mirror := cache.ResourceEventHandlerFuncs{
@@ -105,13 +110,24 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 		},
 	}
 	for _, informer := range []cache.SharedIndexInformer{
-		u.shared.Core().V1().Services().Informer(),
 		u.node.Core().V1().Nodes().Informer(),
 		u.shared.Networking().V1().ServiceCIDRs().Informer(),
 	} {
 		if err := u.handle(informer, mirror); err != nil {
 			return nil, err
 		}
+	}
+	err := u.handle(u.shared.Core().V1().Services().Informer(), cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { u.setService(obj.(*corev1.Service)) },
+		UpdateFunc: func(_, obj any) { u.setService(obj.(*corev1.Service)) },
+		DeleteFunc: func(obj any) {
+			if svc, ok := unwrap(obj).(*corev1.Service); ok {
+				u.deleteService(svc)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
 	refresh := func(any) { u.refreshLocalEndpoint() }
 	annotated := cache.ResourceEventHandlerFuncs{AddFunc: refresh, UpdateFunc: func(_, obj any) { refresh(obj) }, DeleteFunc: refresh}
@@ -123,18 +139,17 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 			return nil, err
 		}
 	}
-	views := u.views.Topology().V1alpha1().NodeEndpoints()
-	u.viewLister = views.Lister()
-	err := u.handle(views.Informer(), cache.ResourceEventHandlerFuncs{
+	err = u.handle(u.views.Topology().V1alpha1().NodeEndpoints().Informer(), cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if view := obj.(*topologyv1alpha1.NodeEndpoints); u.accept(view) {
-				u.setView(view)
+				u.setView(nil, view)
 			}
 		},
-		UpdateFunc: func(old, obj any) {
-			if view := obj.(*topologyv1alpha1.NodeEndpoints); u.accept(view) {
-				u.setView(view)
-			} else if old := old.(*topologyv1alpha1.NodeEndpoints); u.ours(old) {
+		UpdateFunc: func(oldObj, obj any) {
+			old, view := oldObj.(*topologyv1alpha1.NodeEndpoints), obj.(*topologyv1alpha1.NodeEndpoints)
+			if u.accept(view) {
+				u.setView(old, view)
+			} else if u.ours(old) {
 				u.deleteView(old)
 			}
 		},
@@ -151,7 +166,7 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 // node's views, so another node's can only come from a server that is
 // broken or not the one it trusts; served, it would route this node's
 // traffic by another node's topology, and deleted, it would take this
-// node's view of the same Service with it.
+// node's view of the same slice with it.
 func (u *Upstream) ours(view *topologyv1alpha1.NodeEndpoints) bool {
 	return view.NodeName == u.nodeName
 }
@@ -186,42 +201,32 @@ func unwrap(obj any) runtime.Object {
 	return object
 }
 
-// setView serves a view as EndpointSlices and Endpoints, and stops serving
-// the slices it no longer has.
-func (u *Upstream) setView(view *topologyv1alpha1.NodeEndpoints) {
+// setView serves a view as an EndpointSlice and its Service's Endpoints. A
+// view whose slice or Service changed (an upstream that renamed nothing
+// would not do it, but a broken one might) first stops serving the old one.
+func (u *Upstream) setView(old, view *topologyv1alpha1.NodeEndpoints) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.setViewLocked(view)
-}
-
-func (u *Upstream) setViewLocked(view *topologyv1alpha1.NodeEndpoints) {
-	view = u.local.serve(view)
-	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
-	rendered := renderSlices(view)
-	current := make([]types.NamespacedName, 0, len(rendered))
-	for _, slice := range rendered {
-		u.state.Set(slice)
-		current = append(current, keyOf(slice))
+	if old != nil && u.ours(old) && (serviceOf(old) != serviceOf(view) || old.Slice.Name != view.Slice.Name) {
+		u.removeView(old)
 	}
-	for _, old := range u.slicesOf[service] {
-		if !slices.Contains(current, old) {
-			u.state.Delete(endpointSlices, old)
-		}
-	}
-	u.slicesOf[service] = current
-	u.state.Set(renderEndpoints(view))
+	u.putView(view)
 }
 
 func (u *Upstream) deleteView(view *topologyv1alpha1.NodeEndpoints) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	service := types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
-	if service == kubernetesService {
-		u.local.view = nil
-	}
-	for _, slice := range u.slicesOf[service] {
-		u.state.Delete(endpointSlices, slice)
-	}
-	delete(u.slicesOf, service)
-	u.state.Delete(endpoints, service)
+	u.removeView(view)
+}
+
+func (u *Upstream) setService(svc *corev1.Service) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.putService(keyOf(svc), svc)
+}
+
+func (u *Upstream) deleteService(svc *corev1.Service) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.putService(keyOf(svc), nil)
 }

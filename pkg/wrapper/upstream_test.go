@@ -30,17 +30,18 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 func testView(node, service, slice string) *topologyv1alpha1.NodeEndpoints {
 	return &topologyv1alpha1.NodeEndpoints{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: node + "." + service},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: topology.Name(node, slice)},
 		NodeName:    node,
 		ServiceName: service,
-		Slices: []topologyv1alpha1.NodeEndpointSlice{{
+		Slice: topologyv1alpha1.NodeEndpointSlice{
 			Name: slice, AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
-		}},
+		},
 	}
 }
 
@@ -60,7 +61,7 @@ func servedSlices(state *State) []string {
 // The wrapper asks for its node's views only; another node's, from a server
 // that sends it anyway (the fake ignores the field selector), is neither
 // served nor cached, and counted. Nor does it take this node's view of the
-// same Service with it when it goes.
+// same slice with it when it goes.
 func TestUpstreamRejectsOtherNodesViews(t *testing.T) {
 	RegisterMetrics()
 	rejected := func() float64 {
@@ -95,11 +96,11 @@ func TestUpstreamRejectsOtherNodesViews(t *testing.T) {
 	// NodeEndpoints are read-only: the views change in the fake's tracker.
 	views := gridview.Tracker()
 	resource := topologyv1alpha1.SchemeGroupVersion.WithResource("nodeendpoints")
-	if err := views.Create(resource, testView("edge-2", "echo", "echo-b"), "demo"); err != nil {
+	if err := views.Create(resource, testView("edge-2", "echo", "echo-a"), "demo"); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil("edge-2's view of echo rejected", func() bool { return rejected()-before == 2 })
-	if err := views.Delete(resource, "demo", "edge-2.echo"); err != nil {
+	if err := views.Delete(resource, "demo", topology.Name("edge-2", "echo-a")); err != nil {
 		t.Fatal(err)
 	}
 	// Handled in order: once this one is rejected, the deletion has been seen.

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
 	"k8s.io/utils/ptr"
 
@@ -111,11 +113,17 @@ func TestStatePublishesOnlyChangedContent(t *testing.T) {
 	}
 }
 
+// newIndex is an Upstream without informers: its handlers' code only.
+func newIndex(node string) *Upstream {
+	return &Upstream{nodeName: node, state: NewState(1, nil), services: map[types.NamespacedName]*serviceViews{}, local: localEndpoints{warned: map[string]bool{}}}
+}
+
 func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
 	view := &topologyv1alpha1.NodeEndpoints{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "edge-1.echo", Labels: map[string]string{"app": "echo"}},
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "edge-1..echo-x", Labels: map[string]string{"app": "echo"}},
+		NodeName:    "edge-1",
 		ServiceName: "echo",
-		Slices: []topologyv1alpha1.NodeEndpointSlice{{
+		Slice: topologyv1alpha1.NodeEndpointSlice{
 			Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
@@ -123,13 +131,21 @@ func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
 				{Addresses: []string{"10.0.0.1"}, NodeName: ptr.To("edge-1"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
 				{Addresses: []string{"10.0.0.2"}, NodeName: ptr.To("edge-2"), Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}},
 			},
-		}, {Name: "echo-y", AddressType: discoveryv1.AddressTypeIPv6}},
+		},
 	}
-	slices := renderSlices(view)
-	if len(slices) != 2 {
-		t.Fatalf("%d slices, want both source slices", len(slices))
+	empty := &topologyv1alpha1.NodeEndpoints{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "edge-1..echo-y"}, NodeName: "edge-1", ServiceName: "echo",
+		Slice: topologyv1alpha1.NodeEndpointSlice{Name: "echo-y", AddressType: discoveryv1.AddressTypeIPv6},
 	}
-	first := slices[0].(*discoveryv1.EndpointSlice)
+	u := newIndex("edge-1")
+	u.putService(types.NamespacedName{Namespace: "demo", Name: "echo"}, testService("echo", "10.96.0.10", map[string]string{"app": "echo"}))
+	u.putView(view)
+	u.putView(empty)
+	if got := servedSlices(u.state); !slices.Equal(got, []string{"echo-x", "echo-y"}) {
+		t.Fatalf("served slices %v, want both source slices", got)
+	}
+	obj, _ := u.state.Get(endpointSlices, types.NamespacedName{Namespace: "demo", Name: "echo-x"})
+	first := obj.(*discoveryv1.EndpointSlice)
 	if first.Name != "echo-x" || first.Namespace != "demo" || first.Labels[discoveryv1.LabelManagedBy] == "" || len(first.Endpoints) != 2 {
 		t.Errorf("slice %+v", first)
 	}
@@ -138,9 +154,63 @@ func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
 		NotReadyAddresses: []corev1.EndpointAddress{{IP: "10.0.0.2", NodeName: ptr.To("edge-2")}},
 		Ports:             []corev1.EndpointPort{{Name: "http", Port: 8080, Protocol: corev1.ProtocolTCP}},
 	}}
-	got := renderEndpoints(view)
-	if got.Name != "echo" || got.Labels["app"] != "echo" || !apiequality.Semantic.DeepEqual(got.Subsets, want) {
+	obj, err := u.state.Get(endpoints, types.NamespacedName{Namespace: "demo", Name: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := obj.(*corev1.Endpoints); got.Name != "echo" || got.Labels["app"] != "echo" || !apiequality.Semantic.DeepEqual(got.Subsets, want) {
 		t.Errorf("endpoints %+v\nwant subsets %+v", got, want)
+	}
+}
+
+// A Service this node routes to no endpoint of has no NodeEndpoints: it has
+// no EndpointSlice, as an empty view rendered none with endpoints, and an
+// Endpoints object with no subset, as an empty view rendered; an
+// ExternalName Service, which has no view, has neither.
+func TestServiceWithoutViews(t *testing.T) {
+	echo := types.NamespacedName{Namespace: "demo", Name: "echo"}
+	external := testService("external", "", nil)
+	external.Spec.Type = corev1.ServiceTypeExternalName
+	for _, tc := range []struct {
+		name          string
+		change        func(u *Upstream)
+		wantSlices    []string
+		wantEndpoints []string
+	}{
+		{name: "no view", change: func(*Upstream) {}, wantEndpoints: []string{"echo"}},
+		{name: "views come", change: func(u *Upstream) {
+			u.putView(testView("edge-1", "echo", "echo-a"))
+			u.putView(testView("edge-1", "echo", "echo-b"))
+		}, wantSlices: []string{"echo-a", "echo-b"}, wantEndpoints: []string{"echo"}},
+		{name: "views go", change: func(u *Upstream) {
+			u.putView(testView("edge-1", "echo", "echo-a"))
+			u.removeView(testView("edge-1", "echo", "echo-a"))
+		}, wantEndpoints: []string{"echo"}},
+		{name: "the Service goes", change: func(u *Upstream) { u.putService(echo, nil) }},
+		{name: "a view before its Service", change: func(u *Upstream) {
+			u.putService(echo, nil)
+			u.putView(testView("edge-1", "echo", "echo-a"))
+		}, wantSlices: []string{"echo-a"}, wantEndpoints: []string{"echo"}},
+		{name: "ExternalName", change: func(u *Upstream) { u.putService(keyOf(external), external) }, wantEndpoints: []string{"echo"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newIndex("edge-1")
+			u.putService(echo, testService("echo", "10.96.0.10", nil))
+			tc.change(u)
+			var gotEndpoints []string
+			_, objects := u.state.Snapshot()
+			for _, obj := range objects {
+				if ep, ok := obj.(*corev1.Endpoints); ok {
+					gotEndpoints = append(gotEndpoints, ep.Name)
+					if len(ep.Subsets) != 0 && len(servedSlices(u.state)) == 0 {
+						t.Errorf("Endpoints %s has subsets with no slice served", ep.Name)
+					}
+				}
+			}
+			if got := servedSlices(u.state); !slices.Equal(got, tc.wantSlices) || !slices.Equal(gotEndpoints, tc.wantEndpoints) {
+				t.Errorf("served slices %v and Endpoints %v, want %v and %v", got, gotEndpoints, tc.wantSlices, tc.wantEndpoints)
+			}
+		})
 	}
 }
 
