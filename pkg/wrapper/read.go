@@ -90,7 +90,9 @@ func (s *State) Get(k *kind, key types.NamespacedName) (runtime.Object, error) {
 func (s *State) Watch(ctx context.Context, f *filter, opts watchstream.WatchOptions) (watch.Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return s.selected(f) })
+	// The stream calls the snapshot later, without the lock: take it now.
+	selected := s.selected(f)
+	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return selected })
 }
 
 // Close ends every watch of kube-proxy, at shutdown.
