@@ -13,8 +13,9 @@ set -o errexit -o nounset -o pipefail
 
 # command:Debian package. ip makes the network namespaces of the local
 # control plane; nft reads what the real kube-proxy programmed; curl reads
-# the wrapper's metrics inside a node's namespace.
-required=(ip:iproute2 nft:nftables curl:curl)
+# the wrapper's metrics inside a node's namespace; protoc compiles the
+# generated.proto of hack/update-protobuf.sh, which make verify reruns.
+required=(ip:iproute2 nft:nftables curl:curl protoc:protobuf-compiler)
 
 check_only=false
 case "${1:-}" in
@@ -51,4 +52,4 @@ if [[ ${#problems[@]} -gt 0 ]]; then
   printf '  - %s\n' "${problems[@]}" >&2
   exit 1
 fi
-echo "prereqs: root, ip, nft and curl are present"
+echo "prereqs: root, ip, nft, curl and protoc are present"

@@ -16,6 +16,7 @@ limitations under the License.
 
 // +k8s:openapi-gen=true
 // +k8s:deepcopy-gen=package
+// +k8s:protobuf-gen=package
 // +k8s:conversion-gen=github.com/gridview/gridview/apis/topology
 // +k8s:defaulter-gen=TypeMeta
 // +k8s:openapi-model-package=io.gridview.topology.v1alpha1
