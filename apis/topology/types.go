@@ -119,9 +119,12 @@ const (
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// NodeEndpoints is what one node routes to for one Service: the Service's
-// EndpointSlices pruned to the node's topology. It is computed, read-only, and
-// named <node>.<service>.
+// NodeEndpoints is what one node routes to of one source EndpointSlice: the
+// slice pruned to the node's topology. It is computed, read-only, named
+// <node>..<slice> (neither name may hold "..", so the name splits at its
+// only one), and exists only while the node routes to at least one endpoint
+// of the slice: a change of one endpoint reaches a node as one object of the
+// size of one slice, as EndpointSlices do for kube-proxy.
 type NodeEndpoints struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
@@ -129,16 +132,13 @@ type NodeEndpoints struct {
 
 	// NodeName is the node this view is for.
 	NodeName string `json:"nodeName"`
-	// ServiceName is the Service this view is of, in the object's namespace.
+	// ServiceName is the Service the slice belongs to, in the object's namespace.
 	ServiceName string `json:"serviceName"`
 	// Topology says how the endpoints were chosen.
 	Topology TopologyInfo `json:"topology"`
-	// Slices are the Service's EndpointSlices, each pruned to this node's view,
-	// keeping the source slice's name and labels.
-	// +optional
-	// +listType=map
-	// +listMapKey=name
-	Slices []NodeEndpointSlice `json:"slices,omitempty"`
+	// Slice is the source EndpointSlice pruned to this node's view, keeping
+	// the source's name and labels.
+	Slice NodeEndpointSlice `json:"slice"`
 }
 
 // TopologyInfo says how a view was pruned.

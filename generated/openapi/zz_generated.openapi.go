@@ -445,7 +445,7 @@ func schema_gridview_apis_topology_v1alpha1_NodeEndpoints(ref common.ReferenceCa
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "NodeEndpoints is what one node routes to for one Service: the Service's EndpointSlices pruned to the node's topology. It is computed, read-only, and named <node>.<service>.",
+				Description: "NodeEndpoints is what one node routes to of one source EndpointSlice: the slice pruned to the node's topology. It is computed, read-only, named <node>..<slice> (neither name may hold \"..\", so the name splits at its only one), and exists only while the node routes to at least one endpoint of the slice: a change of one endpoint reaches a node as one object of the size of one slice, as EndpointSlices do for kube-proxy.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"kind": {
@@ -478,7 +478,7 @@ func schema_gridview_apis_topology_v1alpha1_NodeEndpoints(ref common.ReferenceCa
 					},
 					"serviceName": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceName is the Service this view is of, in the object's namespace.",
+							Description: "ServiceName is the Service the slice belongs to, in the object's namespace.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -491,29 +491,15 @@ func schema_gridview_apis_topology_v1alpha1_NodeEndpoints(ref common.ReferenceCa
 							Ref:         ref(v1alpha1.TopologyInfo{}.OpenAPIModelName()),
 						},
 					},
-					"slices": {
-						VendorExtensible: spec.VendorExtensible{
-							Extensions: spec.Extensions{
-								"x-kubernetes-list-map-keys": []interface{}{
-									"name",
-								},
-								"x-kubernetes-list-type": "map",
-							},
-						},
+					"slice": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Slices are the Service's EndpointSlices, each pruned to this node's view, keeping the source slice's name and labels.",
-							Type:        []string{"array"},
-							Items: &spec.SchemaOrArray{
-								Schema: &spec.Schema{
-									SchemaProps: spec.SchemaProps{
-										Ref: ref(v1alpha1.NodeEndpointSlice{}.OpenAPIModelName()),
-									},
-								},
-							},
+							Description: "Slice is the source EndpointSlice pruned to this node's view, keeping the source's name and labels.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.NodeEndpointSlice{}.OpenAPIModelName()),
 						},
 					},
 				},
-				Required: []string{"nodeName", "serviceName", "topology"},
+				Required: []string{"nodeName", "serviceName", "topology", "slice"},
 			},
 		},
 		Dependencies: []string{

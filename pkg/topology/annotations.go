@@ -131,24 +131,27 @@ func validateKeys(annotation string, keys []string, allowAny bool) error {
 	return errors.Join(errs...)
 }
 
-// ParseName splits a NodeEndpoints name, <node>.<service>: Service names hold
-// no dot, so the Service is the part after the last one.
-func ParseName(name string) (node, service string, err error) {
-	i := strings.LastIndexByte(name, '.')
-	if i <= 0 || i == len(name)-1 {
-		return "", "", fmt.Errorf("%q is not <node>.<service>", name)
+// nameSeparator joins a node's name and a slice's in a NodeEndpoints name:
+// two dots, which no DNS subdomain holds, so node and slice names that hold
+// dots still split unambiguously.
+const nameSeparator = ".."
+
+// ParseName splits a NodeEndpoints name, <node>..<slice>.
+func ParseName(name string) (node, slice string, err error) {
+	node, slice, ok := strings.Cut(name, nameSeparator)
+	if !ok {
+		return "", "", fmt.Errorf("%q is not <node>..<endpointslice>", name)
 	}
-	node, service = name[:i], name[i+1:]
 	if msgs := validation.IsDNS1123Subdomain(node); len(msgs) > 0 {
-		return "", "", fmt.Errorf("%q is not <node>.<service>: node %q: %s", name, node, strings.Join(msgs, "; "))
+		return "", "", fmt.Errorf("%q is not <node>..<endpointslice>: node %q: %s", name, node, strings.Join(msgs, "; "))
 	}
-	if msgs := validation.IsDNS1035Label(service); len(msgs) > 0 {
-		return "", "", fmt.Errorf("%q is not <node>.<service>: service %q: %s", name, service, strings.Join(msgs, "; "))
+	if msgs := validation.IsDNS1123Subdomain(slice); len(msgs) > 0 {
+		return "", "", fmt.Errorf("%q is not <node>..<endpointslice>: endpointslice %q: %s", name, slice, strings.Join(msgs, "; "))
 	}
-	return node, service, nil
+	return node, slice, nil
 }
 
-// Name is the NodeEndpoints name of a node's view of a Service.
-func Name(node, service string) string {
-	return node + "." + service
+// Name is the NodeEndpoints name of a node's view of an EndpointSlice.
+func Name(node, slice string) string {
+	return node + nameSeparator + slice
 }

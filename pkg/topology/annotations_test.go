@@ -81,13 +81,16 @@ func TestParseName(t *testing.T) {
 	tests := []struct {
 		name, node, service, wantErr string
 	}{
-		{name: "edge-1.echo-svc", node: "edge-1", service: "echo-svc"},
-		{name: "edge-1.example.com.echo-svc", node: "edge-1.example.com", service: "echo-svc"},
-		{name: "edge-1", wantErr: "not <node>.<service>"},
-		{name: ".echo-svc", wantErr: "not <node>.<service>"},
-		{name: "edge-1.", wantErr: "not <node>.<service>"},
-		{name: "Edge_1.echo-svc", wantErr: "node"},
-		{name: "edge-1.1svc", wantErr: "service"},
+		{name: "edge-1..echo-svc-x7k2p", node: "edge-1", service: "echo-svc-x7k2p"},
+		{name: "edge-1.example.com..echo.svc.v1", node: "edge-1.example.com", service: "echo.svc.v1"},
+		{name: "edge-1.echo-svc", wantErr: "not <node>..<endpointslice>"},
+		{name: "edge-1", wantErr: "not <node>..<endpointslice>"},
+		{name: "..echo-svc", wantErr: "node"},
+		{name: "edge-1..", wantErr: "endpointslice"},
+		{name: "edge-1...echo-svc", wantErr: "endpointslice"},
+		{name: "edge-1..echo..svc", wantErr: "endpointslice"},
+		{name: "Edge_1..echo-svc", wantErr: "node"},
+		{name: "edge-1..Echo_svc", wantErr: "endpointslice"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,70 +65,70 @@ func insertAll(into, from sets.Set[string]) {
 	}
 }
 
-// change applies mutate and returns the views in scope whose content it
-// changed, appeared or went, sorted.
-func (e *Engine) change(s scope, mutate func()) []Change {
-	before := e.views(s)
+// change applies mutate and returns what it changed of the views in scope,
+// per source slice: the changes that take a slice away from nodes come
+// first, so that a slice moving from one Service to another reaches a node
+// that sees it in both as gone, then back.
+func (e *Engine) change(s scope, mutate func()) []SliceChange {
+	hadNodes := len(e.nodes) > 0
+	before := e.scopeViews(s)
 	mutate()
-	after := e.views(s)
-	services := slices.SortedFunc(maps.Keys(s), compareServices)
-	var changed []Change
-	for _, svc := range services {
-		first := len(changed)
+	if !hadNodes && len(e.nodes) == 0 {
+		return nil
+	}
+	after := e.scopeViews(s)
+	var changed []SliceChange
+	for _, svc := range slices.SortedFunc(maps.Keys(s), compareServices) {
 		changed = appendChanges(changed, svc, before[svc], after[svc])
-		slices.SortFunc(changed[first:], func(a, b Change) int { return cmp.Compare(a.Key.Node, b.Key.Node) })
 	}
+	slices.SortStableFunc(changed, func(a, b SliceChange) int {
+		return cmp.Compare(boolRank(a.New != nil), boolRank(b.New != nil))
+	})
 	return changed
 }
 
-// appendChanges appends the views of a Service by node that differ.
-func appendChanges(changed []Change, svc types.NamespacedName, before, after map[string]*View) []Change {
-	// Nodes that share a view share it before and after too: compare each
-	// pair of views once.
-	equal := map[[2]*View]bool{}
-	for node, old := range before {
-		current, ok := after[node]
-		if ok && old == current {
-			continue
-		}
-		if ok {
-			pair := [2]*View{old, current}
-			same, known := equal[pair]
-			if !known {
-				same = reflect.DeepEqual(old, current)
-				equal[pair] = same
-			}
-			if same {
-				continue
-			}
-		}
-		changed = append(changed, Change{Key: ViewKey{Node: node, Service: svc}, Old: old, New: current})
+func boolRank(b bool) int {
+	if b {
+		return 1
 	}
-	for node, current := range after {
-		if _, ok := before[node]; !ok {
-			changed = append(changed, Change{Key: ViewKey{Node: node, Service: svc}, New: current})
-		}
-	}
-	return changed
+	return 0
 }
 
-// views computes the views in scope by Service and node.
-func (e *Engine) views(s scope) map[types.NamespacedName]map[string]*View {
-	out := make(map[types.NamespacedName]map[string]*View, len(s))
+// viewsInScope are a Service's views of the nodes in scope: one for every
+// known node when the Service prunes nothing and every node is in scope,
+// else one per node; none when the Service has no views.
+type viewsInScope struct {
+	all    *View
+	byNode map[string]*View
+}
+
+// of is the view of a node; nil when it has none.
+func (v viewsInScope) of(node string) *View {
+	if v.byNode == nil {
+		return v.all
+	}
+	return v.byNode[node]
+}
+
+// scopeViews computes the views in scope by Service.
+func (e *Engine) scopeViews(s scope) map[types.NamespacedName]viewsInScope {
+	out := make(map[types.NamespacedName]viewsInScope, len(s))
 	var viewer []tier
 	var sig []byte
 	for svc, nodes := range s {
-		p, ok := e.services[svc]
+		sv, ok := e.views[svc]
 		if !ok {
 			continue
 		}
-		st := e.tiers[svc]
-		byNode := make(map[string]*View, len(nodes))
+		if nodes == nil && sv.uniform() {
+			all, _, _ := sv.view("", nil, nil, nil)
+			out[svc] = viewsInScope{all: all}
+			continue
+		}
+		byNode := make(map[string]*View, max(len(nodes), len(e.nodes)*boolRank(nodes == nil)))
 		visit := func(node string) {
 			if labels, ok := e.nodes[node]; ok {
-				viewer = tiersOf(viewer, p, node, labels, true)
-				sig = appendSignature(sig[:0], p, st, viewer)
-				byNode[node] = e.sharedView(svc, p, st, viewer, sig)
+				byNode[node], viewer, sig = sv.view(node, labels, viewer, sig)
 			}
 		}
 		if nodes == nil {
@@ -139,25 +139,79 @@ func (e *Engine) views(s scope) map[types.NamespacedName]map[string]*View {
 		for node := range nodes {
 			visit(node)
 		}
-		out[svc] = byNode
+		out[svc] = viewsInScope{byNode: byNode}
 	}
 	return out
 }
 
-// sharedView returns the view of a Service by the nodes with a signature,
-// computing it once.
-func (e *Engine) sharedView(svc types.NamespacedName, p policy, st *serviceTiers, viewer []tier, sig []byte) *View {
-	bySignature := e.shared[svc]
-	if view, ok := bySignature[string(sig)]; ok {
-		return view
+// appendChanges appends the changes of a Service's views: per pair of views
+// before and after, the slices that differ, for the nodes that went from one
+// to the other. Nodes share views, so pairs are few.
+func appendChanges(changed []SliceChange, svc types.NamespacedName, before, after viewsInScope) []SliceChange {
+	if before.byNode == nil && after.byNode == nil {
+		return appendSliceChanges(changed, svc, before.all, after.all, nil)
 	}
-	if bySignature == nil {
-		bySignature = map[string]*View{}
-		e.shared[svc] = bySignature
+	pairs := map[[2]*View][]string{}
+	for node := range before.byNode {
+		pair := [2]*View{before.of(node), after.of(node)}
+		pairs[pair] = append(pairs[pair], node)
 	}
-	view := computeView(p, e.sortedSlices(svc), st, viewer)
-	bySignature[string(sig)] = view
-	return view
+	for node := range after.byNode {
+		if before.byNode == nil || before.byNode[node] == nil {
+			pair := [2]*View{before.of(node), after.of(node)}
+			pairs[pair] = append(pairs[pair], node)
+		}
+	}
+	for _, pair := range slices.SortedFunc(maps.Keys(pairs), comparePairs(pairs)) {
+		if pair[0] != pair[1] {
+			nodes := pairs[pair]
+			slices.Sort(nodes)
+			changed = appendSliceChanges(changed, svc, pair[0], pair[1], nodes)
+		}
+	}
+	return changed
+}
+
+// comparePairs orders pairs of views by their first node, so that changes
+// come in an order that does not depend on map iteration.
+func comparePairs(pairs map[[2]*View][]string) func(a, b [2]*View) int {
+	return func(a, b [2]*View) int {
+		return cmp.Compare(slices.Min(pairs[a]), slices.Min(pairs[b]))
+	}
+}
+
+// appendSliceChanges appends, for the nodes given (nil: every known node),
+// the slices whose part in view old differs from new's.
+func appendSliceChanges(changed []SliceChange, svc types.NamespacedName, old, new *View, nodes []string) []SliceChange {
+	var oldSlices, newSlices []*SliceView
+	if old != nil {
+		oldSlices = old.SliceViews(svc)
+	}
+	if new != nil {
+		newSlices = new.SliceViews(svc)
+	}
+	add := func(name string, o, n *SliceView) {
+		changed = append(changed, SliceChange{
+			Slice: types.NamespacedName{Namespace: svc.Namespace, Name: name},
+			Old:   o, New: n, Nodes: nodes, AllNodes: nodes == nil,
+		})
+	}
+	for len(oldSlices) > 0 || len(newSlices) > 0 {
+		switch {
+		case len(newSlices) == 0 || len(oldSlices) > 0 && oldSlices[0].Slice.Name < newSlices[0].Slice.Name:
+			add(oldSlices[0].Slice.Name, oldSlices[0], nil)
+			oldSlices = oldSlices[1:]
+		case len(oldSlices) == 0 || newSlices[0].Slice.Name < oldSlices[0].Slice.Name:
+			add(newSlices[0].Slice.Name, nil, newSlices[0])
+			newSlices = newSlices[1:]
+		default:
+			if !reflect.DeepEqual(oldSlices[0], newSlices[0]) {
+				add(newSlices[0].Slice.Name, oldSlices[0], newSlices[0])
+			}
+			oldSlices, newSlices = oldSlices[1:], newSlices[1:]
+		}
+	}
+	return changed
 }
 
 func compareServices(a, b types.NamespacedName) int {

@@ -28,30 +28,42 @@ import (
 )
 
 // sliceScope is what setting a slice may change, computed before the change.
-// A slice is seen through its Service only, and every view keeps every slice
-// of it: a slice appearing, moving to another Service or changing other than
-// in its endpoints changes every view of the Services it leaves and joins.
-// A change of endpoints only changes the views that can see them.
+// A node has a view of a slice only while it sees one of its endpoints, and
+// it sees an endpoint through its tiers: a slice's views change only for the
+// nodes that can see the endpoints it loses or gains (all of them when it
+// appears, goes, moves to another Service or changes other than in its
+// endpoints), and for those whose choice of tier the endpoints' counts may
+// change, who share a tier with them.
 func (e *Engine) sliceScope(slice *discoveryv1.EndpointSlice) scope {
 	s := scope{}
 	oldSvc, had := e.sliceService[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}]
 	svcName, owned := slice.Labels[discoveryv1.LabelServiceName]
 	svc := types.NamespacedName{Namespace: slice.Namespace, Name: svcName}
-	if had && owned && oldSvc == svc {
-		if old := e.slices[svc][slice.Name]; sameExceptEndpoints(old, slice) {
-			if nodes := e.endpointScope(svc, slice.AddressType, changedEndpoints(old.endpoints, slice.Endpoints)); nodes != nil {
-				s.addAll(svc, nodes)
-				return s
-			}
-		}
-	}
 	if had {
-		s[oldSvc] = nil
+		old := e.slices[oldSvc][slice.Name]
+		if owned && oldSvc == svc && sameExceptEndpoints(old, slice) {
+			e.addEndpointScope(s, svc, slice.AddressType, changedEndpoints(old.endpoints, slice.Endpoints))
+			return s
+		}
+		e.addEndpointScope(s, oldSvc, old.addressType, old.endpoints)
 	}
 	if owned {
-		s[svc] = nil
+		e.addEndpointScope(s, svc, slice.AddressType, slice.Endpoints)
 	}
 	return s
+}
+
+// addEndpointScope puts in scope the views of a Service that the endpoints
+// touched, all of one family, may change.
+func (e *Engine) addEndpointScope(s scope, svc types.NamespacedName, family discoveryv1.AddressType, touched []discoveryv1.Endpoint) {
+	if len(touched) == 0 {
+		return
+	}
+	if nodes := e.endpointScope(svc, family, touched); nodes == nil {
+		s[svc] = nil
+	} else {
+		s.addAll(svc, nodes)
+	}
 }
 
 func sameExceptEndpoints(old *endpointSlice, slice *discoveryv1.EndpointSlice) bool {

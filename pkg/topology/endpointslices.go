@@ -26,7 +26,7 @@ import (
 )
 
 // SetEndpointSlice adds or updates an EndpointSlice of a Service.
-func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []Change {
+func (e *Engine) SetEndpointSlice(slice *discoveryv1.EndpointSlice) []SliceChange {
 	return e.change(e.sliceScope(slice), func() { e.setEndpointSlice(slice) })
 }
 
@@ -50,10 +50,11 @@ func (e *Engine) setEndpointSlice(slice *discoveryv1.EndpointSlice) {
 }
 
 // DeleteEndpointSlice removes an EndpointSlice.
-func (e *Engine) DeleteEndpointSlice(key types.NamespacedName) []Change {
+func (e *Engine) DeleteEndpointSlice(key types.NamespacedName) []SliceChange {
 	s := scope{}
 	if svc, ok := e.sliceService[key]; ok {
-		s[svc] = nil
+		old := e.slices[svc][key.Name]
+		e.addEndpointScope(s, svc, old.addressType, old.endpoints)
 	}
 	return e.change(s, func() { e.removeSlice(key) })
 }
@@ -99,6 +100,12 @@ func (e *Engine) reindexService(svc types.NamespacedName) {
 		e.nodeServices[node].Insert(svc)
 	}
 	e.countTiers(svc)
+}
+
+// SliceService returns the Service an EndpointSlice belongs to, if known.
+func (e *Engine) SliceService(slice types.NamespacedName) (types.NamespacedName, bool) {
+	svc, ok := e.sliceService[slice]
+	return svc, ok
 }
 
 func (e *Engine) sortedSlices(svc types.NamespacedName) []*endpointSlice {

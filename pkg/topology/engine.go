@@ -32,12 +32,19 @@ type ViewKey struct {
 	Service types.NamespacedName
 }
 
-// Change is one view that appeared, went or changed.
-type Change struct {
-	Key ViewKey
-	// Old is the view before the change, nil when it did not exist; New the
-	// view after, nil when it no longer exists.
-	Old, New *View
+// SliceChange is a change of what some nodes route to of one source
+// EndpointSlice: every node it names went from Old to New. A node has a
+// SliceView of a slice only while it routes to one of its endpoints at least.
+type SliceChange struct {
+	// Slice names the source EndpointSlice.
+	Slice types.NamespacedName
+	// Old is what the nodes had, nil when they had nothing; New what they
+	// have, nil when they have nothing any more.
+	Old, New *SliceView
+	// Nodes are the nodes the change is for, sorted; nil when it is for
+	// every known node (AllNodes). Shared: never modify it.
+	Nodes    []string
+	AllNodes bool
 }
 
 // Engine indexes Nodes, Services and EndpointSlices and derives views from
@@ -63,9 +70,16 @@ type Engine struct {
 	// holds an endpoint.
 	tiers        map[types.NamespacedName]*serviceTiers
 	tierServices map[string]map[string]sets.Set[types.NamespacedName]
-	// shared holds the views computed by mutations, per Service and
-	// signature, until the Service's tiers are counted again.
-	shared map[types.NamespacedName]map[string]*View
+	// views derives the views of each Service that has them.
+	views map[types.NamespacedName]*serviceViews
+	// sortedNodes caches Nodes until a node appears or goes, and
+	// servicesSorted the keys of views until a Service appears or goes.
+	sortedNodes    []string
+	servicesSorted []types.NamespacedName
+	// stamp is what the caller said the next mutations are: views derived
+	// by them, and nodes they set, carry it (nodeStamps).
+	stamp      uint64
+	nodeStamps map[string]uint64
 }
 
 // NewEngine returns an empty engine.
@@ -81,7 +95,8 @@ func NewEngine() *Engine {
 		byLabel:      newLabelIndex(),
 		tiers:        map[types.NamespacedName]*serviceTiers{},
 		tierServices: map[string]map[string]sets.Set[types.NamespacedName]{},
-		shared:       map[types.NamespacedName]map[string]*View{},
+		views:        map[types.NamespacedName]*serviceViews{},
+		nodeStamps:   map[string]uint64{},
 	}
 }
 
@@ -100,40 +115,43 @@ func (e *Engine) Load(nodes []*corev1.Node, services []*corev1.Service, slices [
 }
 
 // View returns a node's view of a Service; false when either is unknown or
-// the Service has no view (ExternalName).
+// the Service has no view (ExternalName). Calls may run concurrently between
+// mutations.
 func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
-	p, ok := e.services[svc]
-	if !ok {
-		return nil, false
-	}
-	labels, ok := e.nodes[node]
-	if !ok {
-		return nil, false
-	}
-	st, viewer := e.tiers[svc], tiersOf(nil, p, node, labels, true)
-	// Read only, so that View calls can run concurrently.
-	if view, ok := e.shared[svc][string(appendSignature(nil, p, st, viewer))]; ok {
-		return view, true
-	}
-	return computeView(p, e.sortedSlices(svc), st, viewer), true
+	return viewOf(e.nodes, e.views, node, svc)
 }
 
-// Nodes returns the names of the known nodes, sorted.
+// Nodes returns the names of the known nodes, sorted. Shared: never modify it.
 func (e *Engine) Nodes() []string {
-	return slices.Sorted(maps.Keys(e.nodes))
+	if e.sortedNodes == nil {
+		e.sortedNodes = slices.Sorted(maps.Keys(e.nodes))
+	}
+	return e.sortedNodes
 }
 
 // Services returns the Services that have views, sorted; those of one
-// namespace, or of all when namespace is empty.
+// namespace, or of all when namespace is empty. Shared: never modify it.
 func (e *Engine) Services(namespace string) []types.NamespacedName {
-	var out []types.NamespacedName
-	for svc := range e.services {
-		if namespace == "" || svc.Namespace == namespace {
-			out = append(out, svc)
-		}
+	return inNamespace(e.sortedServices(), namespace)
+}
+
+func (e *Engine) sortedServices() []types.NamespacedName {
+	if e.servicesSorted == nil {
+		e.servicesSorted = slices.SortedFunc(maps.Keys(e.views), compareServices)
 	}
-	slices.SortFunc(out, compareServices)
-	return out
+	return e.servicesSorted
+}
+
+// SetStamp stamps what the next mutations derive: Stamp returns it for the
+// views they change.
+func (e *Engine) SetStamp(stamp uint64) {
+	e.stamp = stamp
+}
+
+// Stamp is the latest stamp of the mutations that changed a node's view of
+// a Service, or later.
+func (e *Engine) Stamp(node string, svc types.NamespacedName) uint64 {
+	return stampOf(e.nodeStamps, e.views, node, svc)
 }
 
 // Malformed returns why a Service's topology annotation could not be parsed.

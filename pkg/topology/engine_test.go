@@ -19,6 +19,8 @@ package topology_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -29,7 +31,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 var echo = types.NamespacedName{Namespace: "demo", Name: "echo-svc"}
@@ -136,11 +141,11 @@ func TestChangedViews(t *testing.T) {
 	// edge-3 moves to unit a: its own view changes, and so does every unit-a
 	// node's, which now sees b1; unit c and the unlabelled node see nothing new.
 	got := e.SetNode("edge-3", map[string]string{"unit": "a", "zone": "1"})
-	if want := []topology.ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(changedKeys(got), want) {
-		t.Errorf("node move changed %v, want %v", changedKeys(got), want)
+	if want := []topology.ViewKey{key("edge-1"), key("edge-2"), key("edge-3")}; !slices.Equal(changedKeys(got, e.Nodes()), want) {
+		t.Errorf("node move changed %v, want %v", changedKeys(got, e.Nodes()), want)
 	}
-	if got[2].Old == nil || got[2].New == nil || len(got[2].New.Slices[0].Endpoints) != 2 {
-		t.Errorf("edge-3's change is %+v, want its old view and a new one with both endpoints", got[2])
+	if i := slices.IndexFunc(got, func(c topology.SliceChange) bool { return slices.Equal(c.Nodes, []string{"edge-3"}) }); i < 0 || got[i].Old == nil || got[i].New == nil || len(got[i].New.Slice.Endpoints) != 2 {
+		t.Errorf("the changes are %+v, want one of edge-3 alone from its old view to a new one with both endpoints", got)
 	}
 	if got := e.SetNode("edge-3", map[string]string{"unit": "a", "zone": "1"}); len(got) != 0 {
 		t.Errorf("a no-op changed %v", got)
@@ -149,11 +154,11 @@ func TestChangedViews(t *testing.T) {
 		t.Errorf("Malformed = %v", malformed)
 	}
 	got = e.SetService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo-svc", Annotations: map[string]string{topology.AnnotationTopologyKeys: "["}}})
-	if len(got) != 5 || e.Malformed(echo) == nil {
+	if len(changedKeys(got, e.Nodes())) != 5 || e.Malformed(echo) == nil {
 		t.Errorf("a malformed annotation changed %v (want every node's view) and reported %v", got, e.Malformed(echo))
 	}
 	got = e.SetService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo-svc"}, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName}})
-	if _, ok := e.View("edge-1", echo); ok || len(got) != 5 {
+	if _, ok := e.View("edge-1", echo); ok || len(changedKeys(got, e.Nodes())) != 5 {
 		t.Errorf("ExternalName: view kept (%v) or changed set %v is not every node", ok, got)
 	}
 }
@@ -213,10 +218,57 @@ func mustJSON(t *testing.T, v any) []byte {
 	return data
 }
 
-func changedKeys(changes []topology.Change) []topology.ViewKey {
-	keys := make([]topology.ViewKey, 0, len(changes))
+// changedKeys returns the views of a Service by a node that changes touch,
+// sorted, for an engine whose known nodes are nodes.
+func changedKeys(changes []topology.SliceChange, nodes []string) []topology.ViewKey {
+	touched := map[topology.ViewKey]bool{}
 	for _, c := range changes {
-		keys = append(keys, c.Key)
+		view := c.New
+		if view == nil {
+			view = c.Old
+		}
+		recipients := c.Nodes
+		if c.AllNodes {
+			recipients = nodes
+		}
+		for _, node := range recipients {
+			touched[topology.ViewKey{Node: node, Service: view.Service}] = true
+		}
 	}
-	return keys
+	return slices.SortedFunc(maps.Keys(touched), compareViewKeys)
+}
+
+// applyChanges applies changes to the NodeEndpoints of an engine whose known
+// nodes are nodes, checking that each finds what it says it replaces and
+// changes what it touches.
+func applyChanges(state map[topologytest.SliceKey]*topology.SliceView, changes []topology.SliceChange, nodes []string) error {
+	before := maps.Clone(state)
+	touched := map[topologytest.SliceKey]bool{}
+	for _, c := range changes {
+		recipients := c.Nodes
+		if c.AllNodes {
+			recipients = nodes
+		}
+		if len(recipients) == 0 {
+			return fmt.Errorf("change of %s is for no node", c.Slice)
+		}
+		for _, node := range recipients {
+			key := topologytest.SliceKey{Node: node, Slice: c.Slice}
+			if !apiequality.Semantic.DeepEqual(state[key], c.Old) {
+				return fmt.Errorf("change of %v: old\n got %+v\nhave %+v", key, c.Old, state[key])
+			}
+			if c.New == nil {
+				delete(state, key)
+			} else {
+				state[key] = c.New
+			}
+			touched[key] = true
+		}
+	}
+	for key := range touched {
+		if apiequality.Semantic.DeepEqual(before[key], state[key]) {
+			return fmt.Errorf("%v did not change, but a change was sent for it", key)
+		}
+	}
+	return nil
 }

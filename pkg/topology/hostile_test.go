@@ -141,8 +141,8 @@ func TestThousandsOfKeysAndEndpoints(t *testing.T) {
 			if got := len(view.Slices[0].Endpoints); got != 400 {
 				t.Errorf("edge-1 sees %d endpoints, want 400", got)
 			}
-			if changes := e.SetNode("edge-4", map[string]string{"unit": "a"}); len(changes) != 3 {
-				t.Errorf("moving edge-4 into unit a changed %v, want the views of unit a's nodes", changedKeys(changes))
+			if changes := e.SetNode("edge-4", map[string]string{"unit": "a"}); len(changedKeys(changes, e.Nodes())) != 3 {
+				t.Errorf("moving edge-4 into unit a changed %v, want the views of unit a's nodes", changedKeys(changes, e.Nodes()))
 			}
 			if view, _ := e.View("edge-1", echo); len(view.Slices[0].Endpoints) != 600 {
 				t.Errorf("after the move edge-1 sees %d endpoints, want 600", len(view.Slices[0].Endpoints))

@@ -23,18 +23,23 @@ import (
 )
 
 // SetNode adds or updates a node's labels.
-func (e *Engine) SetNode(name string, labels map[string]string) []Change {
+func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
 	return e.change(e.nodeScope(name, labels, true), func() { e.setNode(name, labels) })
 }
 
 // DeleteNode removes a node: its views go, and its endpoints match only "*".
-func (e *Engine) DeleteNode(name string) []Change {
+func (e *Engine) DeleteNode(name string) []SliceChange {
 	return e.change(e.nodeScope(name, nil, false), func() { e.deleteNode(name) })
 }
 
 func (e *Engine) setNode(name string, labels map[string]string) {
-	e.byLabel.remove(name, e.nodes[name])
+	old, known := e.nodes[name]
+	if !known {
+		e.sortedNodes = nil
+	}
+	e.byLabel.remove(name, old)
 	e.nodes[name] = maps.Clone(labels)
+	e.nodeStamps[name] = e.stamp
 	e.byLabel.add(name, labels)
 	e.recountServicesOn(name)
 }
@@ -42,6 +47,8 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 func (e *Engine) deleteNode(name string) {
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)
+	delete(e.nodeStamps, name)
+	e.sortedNodes = nil
 	e.recountServicesOn(name)
 }
 

@@ -19,8 +19,10 @@ package topology_test
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,14 +51,16 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed))
 			engine, model := topology.NewEngine(), topologytest.NewOracle()
-			before := model.AllViews()
+			state := map[topologytest.SliceKey]*topology.SliceView{}
 			for step := range 3000 {
 				what, got := randomChange(rng, engine, model)
-				after := model.AllViews()
-				want := diffViews(before, after)
-				if !apiequality.Semantic.DeepEqual(got, want) {
-					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, got, want)
+				if err := applyChanges(state, got, engine.Nodes()); err != nil {
+					t.Fatalf("step %d, %s: %v", step, what, err)
 				}
+				if want := model.AllSliceViews(); !apiequality.Semantic.DeepEqual(state, want) {
+					t.Fatalf("step %d, %s: NodeEndpoints after the changes\n got %v\nwant %v", step, what, describe(state), describe(want))
+				}
+				after := model.AllViews()
 				for key, view := range after {
 					engineView, ok := engine.View(key.Node, key.Service)
 					if !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
@@ -70,34 +74,27 @@ func TestRandomChangesMatchTheOracle(t *testing.T) {
 						}
 					}
 				}
-				before = after
 			}
 		})
 	}
 }
 
-// diffViews is the changed set by definition: views that appeared, went or differ.
-func diffViews(before, after map[topology.ViewKey]*topology.View) []topology.Change {
-	var changed []topology.Change
-	for key, view := range before {
-		if current, ok := after[key]; !ok || !apiequality.Semantic.DeepEqual(view, current) {
-			changed = append(changed, topology.Change{Key: key, Old: view, New: current})
-		}
+// describe lists NodeEndpoints by key, for failure messages.
+func describe(state map[topologytest.SliceKey]*topology.SliceView) string {
+	var b strings.Builder
+	for _, key := range slices.SortedFunc(maps.Keys(state), func(a, b topologytest.SliceKey) int {
+		return cmp.Or(cmp.Compare(a.Slice.String(), b.Slice.String()), cmp.Compare(a.Node, b.Node))
+	}) {
+		fmt.Fprintf(&b, "\n  %s/%s: %s %+v %v", key.Node, key.Slice, state[key].Service, state[key].Topology, state[key].Slice.Endpoints)
 	}
-	for key, current := range after {
-		if _, ok := before[key]; !ok {
-			changed = append(changed, topology.Change{Key: key, New: current})
-		}
-	}
-	slices.SortFunc(changed, func(a, b topology.Change) int { return compareViewKeys(a.Key, b.Key) })
-	return changed
+	return b.String()
 }
 
 func compareViewKeys(a, b topology.ViewKey) int {
 	return cmp.Or(topology.CompareServices(a.Service, b.Service), cmp.Compare(a.Node, b.Node))
 }
 
-func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle) (string, []topology.Change) {
+func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle) (string, []topology.SliceChange) {
 	pick := func(n int) int { return rng.IntN(n) }
 	switch pick(6) {
 	case 0:

@@ -35,10 +35,15 @@ func (r *report) measureWAN(e *topology.Engine, s *edge10k, nodes []string) {
 	for _, node := range nodes {
 		for _, svc := range e.Services("") {
 			view, _ := e.View(node, svc)
-			r.viewBytes += jsonSize(&topologyapi.NodeEndpoints{
-				ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: topology.Name(node, svc.Name)},
-				NodeName:   node, ServiceName: svc.Name, Topology: view.Topology, Slices: view.Slices,
-			})
+			for _, slice := range view.Slices {
+				if len(slice.Endpoints) == 0 {
+					continue
+				}
+				r.viewBytes += jsonSize(&topologyapi.NodeEndpoints{
+					ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: topology.Name(node, slice.Name)},
+					NodeName:   node, ServiceName: svc.Name, Topology: view.Topology, Slice: slice,
+				})
+			}
 		}
 	}
 	r.viewBytes /= len(nodes)

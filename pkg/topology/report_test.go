@@ -115,7 +115,7 @@ func measureEdge10k() *report {
 		original := s.slice(tc.slice)
 		grown := original.DeepCopy()
 		grown.Endpoints = append(grown.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.255.0.1"}, NodeName: ptr.To("node-00042")})
-		row := measureChange(tc.name, tc.metric, func(i int) []topology.Change {
+		row := measureChange(tc.name, tc.metric, func(i int) []topology.SliceChange {
 			if i%2 == 0 {
 				return e.SetEndpointSlice(grown)
 			}
@@ -126,7 +126,7 @@ func measureEdge10k() *report {
 	}
 
 	old, moved := s.nodes["node-00042"], map[string]string{"unit": "unit-0999", "zone": "zone-9"}
-	row := measureChange("one node moved to another grid unit", "node-moved", func(i int) []topology.Change {
+	row := measureChange("one node moved to another grid unit", "node-moved", func(i int) []topology.SliceChange {
 		if i%2 == 0 {
 			return e.SetNode("node-00042", moved)
 		}
@@ -139,7 +139,7 @@ func measureEdge10k() *report {
 
 	plain, ordered := s.services[0].DeepCopy(), s.services[0].DeepCopy()
 	ordered.Annotations = map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
-	row = measureChange("one Service's annotation changed", "annotation", func(i int) []topology.Change {
+	row = measureChange("one Service's annotation changed", "annotation", func(i int) []topology.SliceChange {
 		if i%2 == 0 {
 			return e.SetService(ordered)
 		}
@@ -158,7 +158,7 @@ func measureEdge10k() *report {
 
 // measureChange runs a change and its undo 20 times in all and returns their
 // mean.
-func measureChange(name, metric string, change func(i int) []topology.Change) reportRow {
+func measureChange(name, metric string, change func(i int) []topology.SliceChange) reportRow {
 	const runs = 20
 	row := reportRow{change: name, metric: metric}
 	start := time.Now()

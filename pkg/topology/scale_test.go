@@ -43,20 +43,22 @@ func TestRandomChangesAtScaleMatchTheOracle(t *testing.T) {
 	for _, seed := range []uint64{11, 12, 13} {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			sc := &scaled{rng: rand.New(rand.NewPCG(seed, seed)), engine: topology.NewEngine(), model: topologytest.NewOracle()}
-			before := sc.model.AllViews()
+			state := map[topologytest.SliceKey]*topology.SliceView{}
 			for step := range 1000 {
 				what, got := sc.change()
-				after := sc.model.AllViews()
-				if want := diffViews(before, after); !apiequality.Semantic.DeepEqual(got, want) {
-					t.Fatalf("step %d, %s: changed views\n got %v\nwant %v", step, what, changedKeys(got), changedKeys(want))
+				if err := applyChanges(state, got, sc.engine.Nodes()); err != nil {
+					t.Fatalf("step %d, %s: %v", step, what, err)
 				}
+				if want := sc.model.AllSliceViews(); !apiequality.Semantic.DeepEqual(state, want) {
+					t.Fatalf("step %d, %s: NodeEndpoints after the changes\n got %v\nwant %v", step, what, describe(state), describe(want))
+				}
+				after := sc.model.AllViews()
 				for key, view := range after {
 					if engineView, ok := sc.engine.View(key.Node, key.Service); !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
 						t.Fatalf("step %d, %s: view %v\n got %+v\nwant %+v", step, what, key, engineView, view)
 					}
 				}
 				checkIndexes(t, fmt.Sprintf("step %d, %s", step, what), sc.engine, sc.model)
-				before = after
 			}
 		})
 	}
@@ -122,7 +124,7 @@ func (sc *scaled) endpoint() discoveryv1.Endpoint {
 	return ep
 }
 
-func (sc *scaled) change() (string, []topology.Change) {
+func (sc *scaled) change() (string, []topology.SliceChange) {
 	switch n := sc.pick(20); {
 	case n < 4:
 		// One label of a node, as a node moving between units does.
@@ -179,7 +181,7 @@ func (sc *scaled) change() (string, []topology.Change) {
 
 // editEndpoint adds, removes, replaces or moves one endpoint of a slice,
 // keeping the rest of it.
-func (sc *scaled) editEndpoint() (string, []topology.Change) {
+func (sc *scaled) editEndpoint() (string, []topology.SliceChange) {
 	var names []types.NamespacedName
 	for name := range sc.model.Slices {
 		names = append(names, name)

@@ -28,14 +28,25 @@ import (
 )
 
 // SetService adds or updates a Service; an ExternalName Service has no view.
-func (e *Engine) SetService(svc *corev1.Service) []Change {
+func (e *Engine) SetService(svc *corev1.Service) []SliceChange {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	return e.change(allNodesOf(key), func() { e.setService(svc) })
+	return e.change(e.serviceScope(key), func() { e.setService(svc) })
 }
 
 // DeleteService removes a Service and its views.
-func (e *Engine) DeleteService(key types.NamespacedName) []Change {
-	return e.change(allNodesOf(key), func() { e.deleteService(key) })
+func (e *Engine) DeleteService(key types.NamespacedName) []SliceChange {
+	return e.change(e.serviceScope(key), func() { e.deleteService(key) })
+}
+
+// serviceScope is what a change of a Service may change: every node's view,
+// unless it has no endpoint for anyone to see.
+func (e *Engine) serviceScope(svc types.NamespacedName) scope {
+	for _, slice := range e.slices[svc] {
+		if len(slice.endpoints) > 0 {
+			return allNodesOf(svc)
+		}
+	}
+	return scope{}
 }
 
 func (e *Engine) setService(svc *corev1.Service) {

@@ -173,13 +173,21 @@ func (st *serviceTiers) chosenTiers(viewer []tier) (map[discoveryv1.AddressType]
 
 // countTiers derives a Service's tiers again after its endpoints, its policy
 // or the labels of a node it has endpoints on changed: what its views are
-// computed from, so it drops them.
+// computed from, so it replaces the Service's views.
 func (e *Engine) countTiers(svc types.NamespacedName) {
-	delete(e.shared, svc)
 	e.indexTiers(svc, false)
 	p, ok := e.services[svc]
-	if !ok || p.mode == topologyapi.TopologyModeNone {
+	if _, had := e.views[svc]; had != ok {
+		e.servicesSorted = nil
+	}
+	if !ok {
 		delete(e.tiers, svc)
+		delete(e.views, svc)
+		return
+	}
+	if p.mode == topologyapi.TopologyModeNone {
+		delete(e.tiers, svc)
+		e.views[svc] = e.newServiceViews(p, nil, e.sortedSlices(svc))
 		return
 	}
 	st := &serviceTiers{policy: p, endpoints: map[string][][]tier{}, counts: map[discoveryv1.AddressType]tierCounts{}}
@@ -221,6 +229,7 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 	}
 	st.families = slices.Sorted(maps.Keys(st.counts))
 	e.tiers[svc] = st
+	e.views[svc] = e.newServiceViews(p, st, e.sortedSlices(svc))
 	e.indexTiers(svc, true)
 }
 

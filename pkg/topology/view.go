@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 )
@@ -31,6 +32,28 @@ type View struct {
 	Labels   map[string]string
 	Topology topologyapi.TopologyInfo
 	Slices   []topologyapi.NodeEndpointSlice
+}
+
+// SliceView is what a node routes to of one source EndpointSlice: a
+// NodeEndpoints without its node. Shared between nodes: never modify one.
+type SliceView struct {
+	Service types.NamespacedName
+	// Labels are the Service's labels.
+	Labels   map[string]string
+	Topology topologyapi.TopologyInfo
+	Slice    topologyapi.NodeEndpointSlice
+}
+
+// SliceViews returns the slices of a view a node routes to, those with an
+// endpoint, sorted by name.
+func (v *View) SliceViews(svc types.NamespacedName) []*SliceView {
+	var out []*SliceView
+	for _, slice := range v.Slices {
+		if len(slice.Endpoints) > 0 {
+			out = append(out, &SliceView{Service: svc, Labels: v.Labels, Topology: v.Topology, Slice: slice})
+		}
+	}
+	return out
 }
 
 // policy is how a Service's endpoints are pruned.

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
@@ -65,7 +66,7 @@ func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 	endpointsOf := func(name string) func(context.Context) (bool, error) {
 		return func(context.Context) (bool, error) {
 			view, err := store.Get("demo", name)
-			return err == nil && len(view.Slices) == 1 && len(view.Slices[0].Endpoints) == 1, nil
+			return err == nil && len(view.Slice.Endpoints) == 1, nil
 		}
 	}
 	if _, err := kube.DiscoveryV1().EndpointSlices("demo").Create(ctx, slice("demo", "echo", "edge-2"), metav1.CreateOptions{}); err != nil {
@@ -74,7 +75,7 @@ func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 	if _, err := kube.CoreV1().Nodes().Create(ctx, node("edge-2", "a"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, endpointsOf("edge-1.echo")); err != nil {
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, endpointsOf("edge-1..echo-x")); err != nil {
 		t.Fatalf("edge-1 never saw edge-2's endpoint in its unit: %v", err)
 	}
 
@@ -96,9 +97,9 @@ func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		view, err := store.Get("demo", "edge-1.echo")
-		return err == nil && len(view.Slices) == 0, nil
+		_, err := store.Get("demo", "edge-1..echo-x")
+		return apierrors.IsNotFound(err), nil
 	}); err != nil {
-		t.Fatalf("the deleted slice stayed in the view: %v", err)
+		t.Fatalf("the deleted slice's NodeEndpoints stayed: %v", err)
 	}
 }

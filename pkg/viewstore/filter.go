@@ -48,8 +48,13 @@ var _ watchstream.Filter = Filter{}
 // Matches says whether the filter selects a NodeEndpoints.
 func (f Filter) Matches(obj runtime.Object) bool {
 	view := obj.(*topologyapi.NodeEndpoints)
-	key := topology.ViewKey{Node: view.NodeName, Service: types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}}
-	return f.matches(key, view.Labels)
+	return f.matches(view.NodeName, view.Namespace, view.ServiceName, view.Slice.Name, view.Labels)
+}
+
+// matchesSlice says whether the filter selects a node's NodeEndpoints of a
+// slice.
+func (f Filter) matchesSlice(node string, view *topology.SliceView) bool {
+	return f.matches(node, view.Service.Namespace, view.Service.Name, view.Slice.Name, view.Labels)
 }
 
 // Shard is the node whose views the filter selects, if it names one:
@@ -72,10 +77,10 @@ func (f Filter) service() (string, bool) {
 	return f.Fields.RequiresExactMatch(FieldServiceName)
 }
 
-// matches says whether the view of key, whose Service has serviceLabels, is
-// selected.
-func (f Filter) matches(key topology.ViewKey, serviceLabels map[string]string) bool {
-	if f.Namespace != "" && key.Service.Namespace != f.Namespace {
+// matches says whether the filter selects the NodeEndpoints of a node and a
+// slice of a Service with serviceLabels.
+func (f Filter) matches(node, namespace, service, slice string, serviceLabels map[string]string) bool {
+	if f.Namespace != "" && namespace != f.Namespace {
 		return false
 	}
 	if f.Labels != nil && !f.Labels.Empty() && !f.Labels.Matches(labels.Set(serviceLabels)) {
@@ -85,10 +90,10 @@ func (f Filter) matches(key topology.ViewKey, serviceLabels map[string]string) b
 		return true
 	}
 	return f.Fields.Matches(fields.Set{
-		FieldNodeName:    key.Node,
-		FieldServiceName: key.Service.Name,
-		fieldName:        topology.Name(key.Node, key.Service.Name),
-		fieldNamespace:   key.Service.Namespace,
+		FieldNodeName:    node,
+		FieldServiceName: service,
+		fieldName:        topology.Name(node, slice),
+		fieldNamespace:   namespace,
 	})
 }
 
@@ -103,12 +108,11 @@ func (f Filter) candidates(allNodes func() []string, services []types.Namespaced
 	}
 	if f.Fields != nil {
 		if name, ok := f.Fields.RequiresExactMatch(fieldName); ok {
-			node, service, err := topology.ParseName(name)
+			node, _, err := topology.ParseName(name)
 			if err != nil {
 				return nil, nil
 			}
 			nodes = []string{node}
-			services = keepService(services, service)
 		}
 	}
 	if service, ok := f.service(); ok {

@@ -25,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
-	"github.com/gridview/gridview/pkg/topology"
 )
 
 // position is where a page ended, in list order.
@@ -33,14 +32,17 @@ type position struct {
 	Namespace string `json:"namespace"`
 	Node      string `json:"node"`
 	Service   string `json:"service"`
+	Slice     string `json:"slice"`
 }
 
-// before says whether the position comes before key in list order.
-func (p *position) before(key topology.ViewKey) bool {
+// before says whether the position comes before a node's NodeEndpoints of a
+// slice of a Service in list order.
+func (p *position) before(namespace, node, service, slice string) bool {
 	return cmp.Or(
-		cmp.Compare(p.Namespace, key.Service.Namespace),
-		cmp.Compare(p.Node, key.Node),
-		cmp.Compare(p.Service, key.Service.Name),
+		cmp.Compare(p.Namespace, namespace),
+		cmp.Compare(p.Node, node),
+		cmp.Compare(p.Service, service),
+		cmp.Compare(p.Slice, slice),
 	) < 0
 }
 
@@ -77,36 +79,55 @@ type ListOptions struct {
 	Continue string
 }
 
-// List returns the views the filter selects, a page at a time when asked.
+// List returns the NodeEndpoints the filter selects, a page at a time when
+// asked. A node's list is read under the lock; any other is read from a
+// snapshot after releasing it, so that a list of every node's views never
+// holds up the feed or other readers.
 func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList, error) {
 	if opts.Limit < 0 {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("limit: invalid value %d: must not be negative", opts.Limit))
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.stream == nil {
-		return nil, errNotLoaded
-	}
-	listRV, after, err := s.listStart(f, opts)
+	r, listRV, after, unlock, err := s.startRead(f, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	list := &topologyapi.NodeEndpointsList{}
-	var last topology.ViewKey
-	s.forEach(f, after, func(key topology.ViewKey) bool {
+	var last *topologyapi.NodeEndpoints
+	r.forEach(f, after, func(obj *topologyapi.NodeEndpoints) bool {
 		if opts.Limit > 0 && int64(len(list.Items)) == opts.Limit {
 			list.Continue = continueToken{RV: listRV, After: position{
-				Namespace: last.Service.Namespace, Node: last.Node, Service: last.Service.Name,
+				Namespace: last.Namespace, Node: last.NodeName, Service: last.ServiceName, Slice: last.Slice.Name,
 			}}.encode()
 			return false
 		}
-		view, _ := s.engine.View(key.Node, key.Service)
-		list.Items = append(list.Items, *s.object(key, view, s.viewRV(key)))
-		last = key
+		list.Items = append(list.Items, *obj)
+		last = obj
 		return true
 	})
 	list.ResourceVersion = fmt.Sprint(listRV)
 	return list, nil
+}
+
+// startRead checks a list's parameters and returns a reader of the state it
+// is served at and a function that ends the read.
+func (s *Store) startRead(f Filter, opts ListOptions) (reader, uint64, *position, func(), error) {
+	s.mu.RLock()
+	if s.stream == nil {
+		s.mu.RUnlock()
+		return reader{}, 0, nil, nil, errNotLoaded
+	}
+	listRV, after, err := s.listStart(f, opts)
+	if err != nil {
+		s.mu.RUnlock()
+		return reader{}, 0, nil, nil, err
+	}
+	if _, oneNode := f.node(); oneNode {
+		return s.liveReader(), listRV, after, s.mu.RUnlock, nil
+	}
+	r := s.snapshotReader()
+	s.mu.RUnlock()
+	return r, listRV, after, func() {}, nil
 }
 
 // listStart returns the resourceVersion a list is served at and where it

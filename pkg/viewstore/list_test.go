@@ -111,6 +111,7 @@ func TestListResourceVersions(t *testing.T) {
 		t.Errorf("resourceVersion abc: %v, want 400", err)
 	}
 	old := s.stream.RV()
+	loadRV := old
 	s.SetNode(node("edge-2", "b"))
 	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("an exact list of a state that has changed since: %v, want 410", err)
@@ -127,9 +128,9 @@ func TestListResourceVersions(t *testing.T) {
 		t.Errorf("a list not older than %d: %v at %s, want the current state %d", old, err, list.ResourceVersion, s.stream.RV())
 	}
 	// Views keep the resourceVersion of their last change.
-	moved, _ := s.Get("demo", "edge-2.echo")
-	untouched, _ := s.Get("demo", "edge-1.plain")
-	if moved.ResourceVersion == untouched.ResourceVersion || untouched.ResourceVersion != fmtRV(s.loadRV) {
-		t.Errorf("resourceVersions: moved view %s, untouched %s (loaded at %d)", moved.ResourceVersion, untouched.ResourceVersion, s.loadRV)
+	moved, _ := s.Get("demo", "edge-2..echo-x")
+	untouched, _ := s.Get("demo", "edge-1..plain-x")
+	if moved.ResourceVersion != fmtRV(s.stream.RV()) || untouched.ResourceVersion != fmtRV(loadRV) {
+		t.Errorf("resourceVersions: moved view %s (moved at %d), untouched %s (loaded at %d)", moved.ResourceVersion, s.stream.RV(), untouched.ResourceVersion, loadRV)
 	}
 }

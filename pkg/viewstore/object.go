@@ -21,26 +21,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
-
-// event describes a change for watchers; a view that went is sent with its
-// last content and the change's resourceVersion.
-func (s *Store) event(c topology.Change) *watchstream.Event {
-	e := &watchstream.Event{RV: s.stream.Next(), Gone: c.New == nil}
-	view := c.New
-	if c.Old != nil {
-		e.Old = s.object(c.Key, c.Old, s.viewRV(c.Key))
-		if view == nil {
-			view = c.Old
-		}
-	}
-	e.Object = s.object(c.Key, view, e.RV)
-	return e
-}
 
 // bookmark carries a resourceVersion; initialEventsEnd marks the end of a
 // streaming list's initial events.
@@ -52,34 +38,39 @@ func bookmark(_ watchstream.Filter, rv uint64, initialEventsEnd bool) runtime.Ob
 	return object
 }
 
-// object renders a view as a NodeEndpoints. Views are shared: the object
-// shares their content and must not be modified.
-func (s *Store) object(key topology.ViewKey, view *topology.View, rv uint64) *topologyapi.NodeEndpoints {
-	created := s.services[key.Service].created
-	if nodeCreated := s.nodeCreated[key.Node]; created.Before(&nodeCreated) {
-		created = nodeCreated
+// object renders what a node sees of a slice. Slice views are shared: the
+// object shares their content and must not be modified.
+func (s *Store) object(node string, view *topology.SliceView, rv uint64) *topologyapi.NodeEndpoints {
+	return newObject(node, view, rv, s.created(node, view.Service))
+}
+
+// created is when a view came to be: when the later of its node and its
+// Service was created.
+func (s *Store) created(node string, svc types.NamespacedName) metav1.Time {
+	return laterOf(s.services[svc].created, s.nodeCreated[node])
+}
+
+func laterOf(a, b metav1.Time) metav1.Time {
+	if a.Before(&b) {
+		return b
 	}
+	return a
+}
+
+func newObject(node string, view *topology.SliceView, rv uint64, created metav1.Time) *topologyapi.NodeEndpoints {
 	return &topologyapi.NodeEndpoints{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         key.Service.Namespace,
-			Name:              topology.Name(key.Node, key.Service.Name),
+			Namespace:         view.Service.Namespace,
+			Name:              topology.Name(node, view.Slice.Name),
 			ResourceVersion:   strconv.FormatUint(rv, 10),
 			Labels:            view.Labels,
 			CreationTimestamp: created,
 		},
-		NodeName:    key.Node,
-		ServiceName: key.Service.Name,
+		NodeName:    node,
+		ServiceName: view.Service.Name,
 		Topology:    view.Topology,
-		Slices:      view.Slices,
+		Slice:       view.Slice,
 	}
-}
-
-// viewRV is the resourceVersion of a view that exists.
-func (s *Store) viewRV(key topology.ViewKey) uint64 {
-	if rv, ok := s.viewRVs[key]; ok {
-		return rv
-	}
-	return s.loadRV
 }
 
 // shallowCopy gives a watcher its own NodeEndpoints to encode; the content

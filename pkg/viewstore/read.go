@@ -20,6 +20,7 @@ import (
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
@@ -28,9 +29,9 @@ import (
 
 var resource = topologyapi.Resource("nodeendpoints")
 
-// Get returns the view named <node>.<service> in a namespace.
+// Get returns the NodeEndpoints named <node>..<slice> in a namespace.
 func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) {
-	node, service, err := topology.ParseName(name)
+	node, sliceName, err := topology.ParseName(name)
 	if err != nil {
 		return nil, apierrors.NewNotFound(resource, name)
 	}
@@ -39,21 +40,80 @@ func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) 
 	if s.stream == nil {
 		return nil, errNotLoaded
 	}
-	key := topology.ViewKey{Node: node, Service: types.NamespacedName{Namespace: namespace, Name: service}}
-	view, ok := s.engine.View(key.Node, key.Service)
+	svc, ok := s.engine.SliceService(types.NamespacedName{Namespace: namespace, Name: sliceName})
 	if !ok {
 		return nil, apierrors.NewNotFound(resource, name)
 	}
-	return s.object(key, view, s.viewRV(key)), nil
+	r := s.liveReader()
+	for _, view := range r.sliceViews(node, svc) {
+		if view.Slice.Name == sliceName {
+			return r.object(node, view), nil
+		}
+	}
+	return nil, apierrors.NewNotFound(resource, name)
 }
 
 var errNotLoaded = apierrors.NewServiceUnavailable("the node views are not loaded yet: gridview-apiserver is still reading Nodes, Services and EndpointSlices")
 
-// forEach visits the views the filter selects in the order lists and
-// continue tokens use: by namespace, node, then Service, starting after
-// position (nil: from the start). visit returns false to stop.
-func (s *Store) forEach(f Filter, after *position, visit func(topology.ViewKey) bool) {
-	nodes, services := f.candidates(s.engine.Nodes, s.engine.Services(f.Namespace))
+// views is what a reader derives views from: the engine, under the store's
+// lock, or a snapshot of it, without.
+type views interface {
+	View(node string, svc types.NamespacedName) (*topology.View, bool)
+	Stamp(node string, svc types.NamespacedName) uint64
+	Nodes() []string
+	Services(namespace string) []types.NamespacedName
+}
+
+var (
+	_ views = &topology.Engine{}
+	_ views = &topology.Snapshot{}
+)
+
+// reader renders NodeEndpoints from one state.
+type reader struct {
+	views       views
+	services    map[types.NamespacedName]serviceMeta
+	nodeCreated map[string]metav1.Time
+}
+
+// liveReader reads the current state; only while the caller holds the lock.
+func (s *Store) liveReader() reader {
+	return reader{views: s.engine, services: s.services, nodeCreated: s.nodeCreated}
+}
+
+// snapshotReader reads the current state after the caller releases the
+// lock: it copies what the store changes in place.
+func (s *Store) snapshotReader() reader {
+	services := make(map[types.NamespacedName]serviceMeta, len(s.services))
+	for svc, meta := range s.services {
+		services[svc] = meta
+	}
+	nodeCreated := make(map[string]metav1.Time, len(s.nodeCreated))
+	for node, created := range s.nodeCreated {
+		nodeCreated[node] = created
+	}
+	return reader{views: s.engine.Snapshot(), services: services, nodeCreated: nodeCreated}
+}
+
+// sliceViews returns what a node routes to of each slice of a Service.
+func (r reader) sliceViews(node string, svc types.NamespacedName) []*topology.SliceView {
+	view, ok := r.views.View(node, svc)
+	if !ok {
+		return nil
+	}
+	return view.SliceViews(svc)
+}
+
+func (r reader) object(node string, view *topology.SliceView) *topologyapi.NodeEndpoints {
+	created := laterOf(r.services[view.Service].created, r.nodeCreated[node])
+	return newObject(node, view, r.views.Stamp(node, view.Service), created)
+}
+
+// forEach visits the NodeEndpoints the filter selects in the order lists and
+// continue tokens use: by namespace, node, Service, then slice, starting
+// after position (nil: from the start). visit returns false to stop.
+func (r reader) forEach(f Filter, after *position, visit func(*topologyapi.NodeEndpoints) bool) {
+	nodes, services := f.candidates(r.views.Nodes, r.views.Services(f.Namespace))
 	for len(services) > 0 {
 		namespace := services[0].Namespace
 		end := slices.IndexFunc(services, func(svc types.NamespacedName) bool { return svc.Namespace != namespace })
@@ -65,23 +125,22 @@ func (s *Store) forEach(f Filter, after *position, visit func(topology.ViewKey) 
 		if after != nil && namespace < after.Namespace {
 			continue
 		}
-		for _, node := range nodes {
-			if _, known := s.nodeCreated[node]; !known {
-				continue
-			}
-			if after != nil && namespace == after.Namespace && node < after.Node {
-				continue
-			}
+		from := 0
+		if after != nil && namespace == after.Namespace {
+			from, _ = slices.BinarySearch(nodes, after.Node)
+		}
+		for _, node := range nodes[from:] {
 			for _, svc := range inNamespace {
-				key := topology.ViewKey{Node: node, Service: svc}
-				if after != nil && !after.before(key) {
-					continue
-				}
-				if !f.matches(key, s.services[svc].labels) {
-					continue
-				}
-				if !visit(key) {
-					return
+				for _, view := range r.sliceViews(node, svc) {
+					if after != nil && !after.before(namespace, node, svc.Name, view.Slice.Name) {
+						continue
+					}
+					if !f.matchesSlice(node, view) {
+						continue
+					}
+					if !visit(r.object(node, view)) {
+						return
+					}
 				}
 			}
 		}

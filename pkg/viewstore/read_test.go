@@ -56,7 +56,8 @@ func slice(namespace, service string, nodes ...string) *discoveryv1.EndpointSlic
 var anyMatchUnit = map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}
 
 // newTestStore holds three nodes in two units, and three Services in two
-// namespaces: demo/echo pruned by unit, demo/plain and other/echo not.
+// namespaces, each with one slice: demo/echo pruned by unit, demo/plain and
+// other/echo not.
 func newTestStore(t *testing.T, options Options) *Store {
 	t.Helper()
 	s := New(options)
@@ -67,7 +68,7 @@ func newTestStore(t *testing.T, options Options) *Store {
 			service("demo", "plain", map[string]string{"app": "plain"}, nil),
 			service("other", "echo", nil, nil),
 		},
-		[]*discoveryv1.EndpointSlice{slice("demo", "echo", "edge-1", "edge-3"), slice("demo", "plain", "edge-1", "edge-3")},
+		[]*discoveryv1.EndpointSlice{slice("demo", "echo", "edge-1", "edge-3"), slice("demo", "plain", "edge-1", "edge-3"), slice("other", "echo", "edge-2")},
 	)
 	return s
 }
@@ -90,21 +91,21 @@ func TestListSelects(t *testing.T) {
 		want   []string
 	}{
 		{name: "one namespace", filter: Filter{Namespace: "other"},
-			want: []string{"other/edge-1.echo", "other/edge-2.echo", "other/edge-3.echo"}},
+			want: []string{"other/edge-1..echo-x", "other/edge-2..echo-x", "other/edge-3..echo-x"}},
 		{name: "nodeName", filter: Filter{Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-2")},
-			want: []string{"demo/edge-2.echo", "demo/edge-2.plain", "other/edge-2.echo"}},
+			want: []string{"demo/edge-2..echo-x", "demo/edge-2..plain-x", "other/edge-2..echo-x"}},
 		{name: "serviceName in a namespace", filter: Filter{Namespace: "demo", Fields: fields.OneTermEqualSelector(FieldServiceName, "echo")},
-			want: []string{"demo/edge-1.echo", "demo/edge-2.echo", "demo/edge-3.echo"}},
-		{name: "metadata.name", filter: Filter{Fields: fields.OneTermEqualSelector("metadata.name", "edge-3.plain")},
-			want: []string{"demo/edge-3.plain"}},
+			want: []string{"demo/edge-1..echo-x", "demo/edge-2..echo-x", "demo/edge-3..echo-x"}},
+		{name: "metadata.name", filter: Filter{Fields: fields.OneTermEqualSelector("metadata.name", "edge-3..plain-x")},
+			want: []string{"demo/edge-3..plain-x"}},
 		{name: "metadata.namespace", filter: Filter{Fields: fields.ParseSelectorOrDie("metadata.namespace=other,nodeName=edge-1")},
-			want: []string{"other/edge-1.echo"}},
+			want: []string{"other/edge-1..echo-x"}},
 		{name: "not equal", filter: Filter{Namespace: "demo", Fields: fields.ParseSelectorOrDie("nodeName!=edge-1,nodeName!=edge-2")},
-			want: []string{"demo/edge-3.echo", "demo/edge-3.plain"}},
+			want: []string{"demo/edge-3..echo-x", "demo/edge-3..plain-x"}},
 		{name: "labels of the Service", filter: Filter{Labels: labels.SelectorFromSet(labels.Set{"app": "plain"})},
-			want: []string{"demo/edge-1.plain", "demo/edge-2.plain", "demo/edge-3.plain"}},
+			want: []string{"demo/edge-1..plain-x", "demo/edge-2..plain-x", "demo/edge-3..plain-x"}},
 		{name: "unknown node", filter: Filter{Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-9")}},
-		{name: "a name that is not <node>.<service>", filter: Filter{Fields: fields.OneTermEqualSelector("metadata.name", "nodot")}},
+		{name: "a name that is not <node>..<endpointslice>", filter: Filter{Fields: fields.OneTermEqualSelector("metadata.name", "edge-1.echo-x")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			list, err := s.List(tc.filter, ListOptions{})
@@ -123,15 +124,15 @@ func TestListSelects(t *testing.T) {
 
 func TestGetServesThePrunedView(t *testing.T) {
 	s := newTestStore(t, testOptions)
-	got, err := s.Get("demo", "edge-2.echo")
+	got, err := s.Get("demo", "edge-2..echo-x")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.NodeName != "edge-2" || got.ServiceName != "echo" || got.Topology.MatchedKey != "unit" || got.Labels["app"] != "echo" ||
-		len(got.Slices) != 1 || len(got.Slices[0].Endpoints) != 1 || *got.Slices[0].Endpoints[0].NodeName != "edge-1" {
+		got.Slice.Name != "echo-x" || len(got.Slice.Endpoints) != 1 || *got.Slice.Endpoints[0].NodeName != "edge-1" {
 		t.Errorf("edge-2's view of echo = %+v, want only edge-1's endpoint", got)
 	}
-	for _, name := range []string{"edge-9.echo", "edge-1.nothing", "nodot", "edge-1.echo.x"} {
+	for _, name := range []string{"edge-9..echo-x", "edge-1..nothing", "nodot", "edge-1.echo-x", "edge-1...echo-x", "edge-1..other-x"} {
 		if _, err := s.Get("demo", name); !apierrors.IsNotFound(err) {
 			t.Errorf("get %s: %v, want NotFound", name, err)
 		}

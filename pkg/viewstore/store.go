@@ -15,12 +15,14 @@ limitations under the License.
 */
 
 // Package viewstore serves the views of the topology engine as a Kubernetes
-// resource: it numbers every change of a view with a resourceVersion, keeps a
-// bounded history of them, and streams them to watchers.
+// resource: it numbers every change with a resourceVersion, keeps a bounded
+// history of them, and streams them to watchers. A change is kept once,
+// with the nodes it is for, and each watcher gets its node's copy when it
+// is sent, so that nothing grows with nodes × Services.
 package viewstore
 
 import (
-	"maps"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -31,15 +33,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
-
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // Options bound the memory a store uses for watchers.
 type Options struct {
-	// HistorySize is how many view changes a watch can resume from.
+	// HistorySize is how many changes a watch can resume from.
 	HistorySize int
+	// HistoryWeight bounds what those changes hold in all: each counts one
+	// per slice it changes and per node it names.
+	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off.
 	WatcherBuffer int
@@ -47,31 +51,30 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
-// DefaultOptions holds a node move in a 10,000-node cluster in the history
-// and in the buffer of the moved node's watcher.
-var DefaultOptions = Options{HistorySize: 100_000, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
+// DefaultOptions keep the last 100,000 changes, up to 4 million slices and
+// nodes named in all (about 100 MB at most), and let a node's watcher lag a
+// node move in a 10,000-Service cluster behind.
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4_000_000, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
-	labels    map[string]string
 	created   metav1.Time
 	malformed string
 }
 
-// Store holds the engine and the resourceVersions of its views. It is safe
-// for concurrent use.
+// Store holds the engine and numbers its changes. It is safe for concurrent
+// use.
 type Store struct {
 	options Options
 
 	mu     sync.RWMutex
 	engine *topology.Engine
-	// stream numbers the changes of views and serves watches; nil until the
-	// store is loaded.
+	// stream numbers the changes and serves watches; nil until the store is
+	// loaded.
 	stream *watchstream.Stream
-	// loadRV is the resourceVersion of every view that has not changed since
-	// the store was loaded; viewRVs holds the others'.
-	loadRV      uint64
-	viewRVs     map[topology.ViewKey]uint64
+	// nodeAdded holds when each known node appeared: a change for every node
+	// is for those known then.
+	nodeAdded   map[string]uint64
 	nodeCreated map[string]metav1.Time
 	services    map[types.NamespacedName]serviceMeta
 	closed      bool
@@ -82,31 +85,51 @@ func New(options Options) *Store {
 	return &Store{
 		options:     options,
 		engine:      topology.NewEngine(),
-		viewRVs:     map[topology.ViewKey]uint64{},
+		nodeAdded:   map[string]uint64{},
 		nodeCreated: map[string]metav1.Time{},
 		services:    map[types.NamespacedName]serviceMeta{},
 	}
 }
 
+// A change's resourceVersions: the change is numbered in the high bits and
+// its events, one per slice changed, in the low ones, so that a watcher cut
+// off between two events of one change resumes with the next. The change
+// ends at the top of its range: that is the store's resourceVersion after it,
+// and that of every object it derived.
+const (
+	eventBits = 20
+	eventMask = 1<<eventBits - 1
+)
+
+// changeEnd is the resourceVersion after the n-th change.
+func changeEnd(n uint64) uint64 { return n<<eventBits | eventMask }
+
 // Load sets the initial state in bulk.
 func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A random epoch, so that another process's resourceVersions are either
+	// older than this one's history or newer than its latest: 410.
+	loadRV := changeEnd(rand.Uint64N(1<<16) << 26)
+	s.engine.SetStamp(loadRV)
 	s.engine.Load(nodes, services, slices)
 	for _, node := range nodes {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
+		s.nodeAdded[node.Name] = loadRV
 	}
 	for _, svc := range services {
 		s.recordService(svc)
 	}
-	s.loadRV = watchstream.InitialRV()
-	s.stream = watchstream.New(s.loadRV, watchstream.Options{
+	s.stream = watchstream.New(loadRV, watchstream.Options{
 		HistorySize:   s.options.HistorySize,
+		HistoryWeight: s.options.HistoryWeight,
 		WatcherBuffer: s.options.WatcherBuffer,
-		ShardOf:       func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
-		Bookmark:      bookmark,
-		Copy:          shallowCopy,
-		Metrics:       watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
+		// Watchers are indexed by the node they select; the changes say
+		// which nodes they are for.
+		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
+		Bookmark: bookmark,
+		Copy:     shallowCopy,
+		Metrics:  watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)
 }
@@ -120,23 +143,29 @@ func (s *Store) Loaded() bool {
 
 // SetNode adds or updates a node.
 func (s *Store) SetNode(node *corev1.Node) {
-	s.apply(func() []topology.Change {
+	s.apply(func(rv uint64) []topology.SliceChange {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
+		if _, known := s.nodeAdded[node.Name]; !known {
+			s.nodeAdded[node.Name] = rv
+		}
 		return s.engine.SetNode(node.Name, node.Labels)
 	})
 }
 
 // DeleteNode removes a node and its views.
 func (s *Store) DeleteNode(name string) {
-	s.apply(func() []topology.Change { return s.engine.DeleteNode(name) },
-		func() { delete(s.nodeCreated, name) })
+	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteNode(name) },
+		func() {
+			delete(s.nodeCreated, name)
+			delete(s.nodeAdded, name)
+		})
 }
 
 // SetService adds or updates a Service. It returns why its topology
 // annotation cannot be parsed when that is news: the caller reports it.
 func (s *Store) SetService(svc *corev1.Service) (newlyMalformed string) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	s.apply(func() []topology.Change {
+	s.apply(func(uint64) []topology.SliceChange {
 		before := s.services[key].malformed
 		changes := s.engine.SetService(svc)
 		s.recordService(svc)
@@ -151,7 +180,7 @@ func (s *Store) SetService(svc *corev1.Service) (newlyMalformed string) {
 
 func (s *Store) recordService(svc *corev1.Service) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	meta := serviceMeta{labels: maps.Clone(svc.Labels), created: svc.CreationTimestamp}
+	meta := serviceMeta{created: svc.CreationTimestamp}
 	if err := s.engine.Malformed(key); err != nil {
 		meta.malformed = err.Error()
 	}
@@ -167,7 +196,7 @@ func (s *Store) malformed(svc *corev1.Service) string {
 
 // DeleteService removes a Service and its views.
 func (s *Store) DeleteService(key types.NamespacedName) {
-	s.apply(func() []topology.Change { return s.engine.DeleteService(key) },
+	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteService(key) },
 		func() {
 			delete(s.services, key)
 			updateMalformedGauge(s.services)
@@ -176,32 +205,28 @@ func (s *Store) DeleteService(key types.NamespacedName) {
 
 // SetEndpointSlice adds or updates an EndpointSlice.
 func (s *Store) SetEndpointSlice(slice *discoveryv1.EndpointSlice) {
-	s.apply(func() []topology.Change { return s.engine.SetEndpointSlice(slice) })
+	s.apply(func(uint64) []topology.SliceChange { return s.engine.SetEndpointSlice(slice) })
 }
 
 // DeleteEndpointSlice removes an EndpointSlice.
 func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
-	s.apply(func() []topology.Change { return s.engine.DeleteEndpointSlice(key) })
+	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteEndpointSlice(key) })
 }
 
-// apply runs one change of the engine and publishes the views it changed,
-// each with a resourceVersion of its own so that a watch can resume between
-// any two of them. forget drops what the objects of views that went needed.
-func (s *Store) apply(change func() []topology.Change, forget ...func()) {
+// apply runs one change of the engine, given the resourceVersion it ends
+// at, and publishes what it changed as one entry. forget drops what the
+// objects of views that went needed.
+func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := time.Now()
-	changes := change()
+	rv := changeEnd(s.stream.RV()>>eventBits + 1)
+	s.engine.SetStamp(rv)
+	changes := change(rv)
 	recomputeSeconds.Observe(time.Since(start).Seconds())
 	viewsChanged.Add(float64(len(changes)))
-	for _, c := range changes {
-		e := s.event(c)
-		if c.New == nil {
-			delete(s.viewRVs, c.Key)
-		} else {
-			s.viewRVs[c.Key] = e.RV
-		}
-		s.stream.Publish(e)
+	if len(changes) > 0 {
+		s.stream.PublishEntry(newEntry(s, rv, changes))
 	}
 	for _, f := range forget {
 		f()

@@ -24,12 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/gridview/gridview/pkg/topology"
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // Watch streams the changes of the views the filter selects; see
-// watchstream.Stream.Watch.
+// watchstream.Stream.Watch. A node's initial state is read under the lock,
+// which is quick; a wider one from a snapshot, by the watcher, after it.
 func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptions) (watch.Interface, error) {
 	// Watches start concurrently; changes wait, so that no change falls
 	// between a snapshot and the watch that follows it.
@@ -41,15 +42,25 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 	if s.closed {
 		return nil, errClosed
 	}
-	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return s.snapshot(f) })
+	var snapshot func() []runtime.Object
+	if _, oneNode := f.node(); oneNode || !opts.StartsWithState() {
+		var objects []runtime.Object
+		if opts.StartsWithState() {
+			objects = s.liveReader().objects(f)
+		}
+		snapshot = func() []runtime.Object { return objects }
+	} else {
+		r := s.snapshotReader()
+		snapshot = func() []runtime.Object { return r.objects(f) }
+	}
+	return s.stream.Watch(ctx, f, opts, snapshot)
 }
 
-// snapshot is the current state of the selected views.
-func (s *Store) snapshot(f Filter) []runtime.Object {
+// objects is the state of the selected views.
+func (r reader) objects(f Filter) []runtime.Object {
 	var out []runtime.Object
-	s.forEach(f, nil, func(key topology.ViewKey) bool {
-		view, _ := s.engine.View(key.Node, key.Service)
-		out = append(out, s.object(key, view, s.viewRV(key)))
+	r.forEach(f, nil, func(obj *topologyapi.NodeEndpoints) bool {
+		out = append(out, obj)
 		return true
 	})
 	return out

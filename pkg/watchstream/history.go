@@ -20,50 +20,62 @@ import (
 	"sort"
 )
 
-// history is a ring of the latest events.
+// history is a ring of the latest entries, bounded by their count and by
+// their total weight.
 type history struct {
-	events []*Event
-	start  int // index of the oldest event
-	count  int
+	entries   []Entry
+	start     int // index of the oldest entry
+	count     int
+	maxWeight int
+	weight    int
 	// since is the resourceVersion the history starts after: a watch from it
 	// or later can be resumed.
 	since uint64
 }
 
-func newHistory(size int) *history {
-	return &history{events: make([]*Event, size)}
+// newHistory keeps up to size entries of up to maxWeight events in all
+// (0: no bound but the count).
+func newHistory(size, maxWeight int) *history {
+	return &history{entries: make([]Entry, size), maxWeight: maxWeight}
 }
 
 // reset empties the history at resourceVersion rv.
 func (h *history) reset(rv uint64) {
-	clear(h.events)
-	h.start, h.count, h.since = 0, 0, rv
+	clear(h.entries)
+	h.start, h.count, h.weight, h.since = 0, 0, 0, rv
 }
 
-func (h *history) add(e *Event) {
-	if len(h.events) == 0 {
-		h.since = e.RV
+func (h *history) add(e Entry) {
+	if len(h.entries) == 0 {
+		h.since = e.ResourceVersion()
 		return
 	}
-	if h.count == len(h.events) {
-		h.since = h.events[h.start].RV
-		h.events[h.start] = nil
-		h.start = (h.start + 1) % len(h.events)
-		h.count--
+	for h.count == len(h.entries) || h.count > 0 && h.maxWeight > 0 && h.weight+e.Weight() > h.maxWeight {
+		h.dropOldest()
 	}
-	h.events[(h.start+h.count)%len(h.events)] = e
+	h.entries[(h.start+h.count)%len(h.entries)] = e
 	h.count++
+	h.weight += e.Weight()
 }
 
-// after returns the events after resourceVersion rv, oldest first; false
-// when the history no longer reaches back to rv.
-func (h *history) after(rv uint64) ([]*Event, bool) {
+func (h *history) dropOldest() {
+	oldest := h.entries[h.start]
+	h.since = oldest.ResourceVersion()
+	h.weight -= oldest.Weight()
+	h.entries[h.start] = nil
+	h.start = (h.start + 1) % len(h.entries)
+	h.count--
+}
+
+// after returns the entries with events after resourceVersion rv, oldest
+// first; false when the history no longer reaches back to rv.
+func (h *history) after(rv uint64) ([]Entry, bool) {
 	if rv < h.since {
 		return nil, false
 	}
-	at := func(i int) *Event { return h.events[(h.start+i)%len(h.events)] }
-	first := sort.Search(h.count, func(i int) bool { return at(i).RV > rv })
-	out := make([]*Event, 0, h.count-first)
+	at := func(i int) Entry { return h.entries[(h.start+i)%len(h.entries)] }
+	first := sort.Search(h.count, func(i int) bool { return at(i).ResourceVersion() > rv })
+	out := make([]Entry, 0, h.count-first)
 	for i := first; i < h.count; i++ {
 		out = append(out, at(i))
 	}

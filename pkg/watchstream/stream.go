@@ -32,6 +32,8 @@ import (
 type Options struct {
 	// HistorySize is how many changes a watch can resume from.
 	HistorySize int
+	// HistoryWeight, when set, bounds the events the history holds in all.
+	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off.
 	WatcherBuffer int
@@ -102,7 +104,7 @@ type Stream struct {
 // New starts a stream at resourceVersion rv.
 func New(rv uint64, options Options) *Stream {
 	options.Metrics.orNone()
-	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize)}
+	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize, options.HistoryWeight)}
 	s.history.reset(rv)
 	s.watchers = newWatchers(options.ShardOf, &s.options.Metrics)
 	return s
@@ -116,7 +118,13 @@ func (s *Stream) Next() uint64 { return s.rv + 1 }
 
 // Publish records a change made at Next() and sends it to the watchers.
 func (s *Stream) Publish(e *Event) {
-	s.rv = e.RV
+	s.PublishEntry(single{Event: e, shardOf: s.options.ShardOf})
+}
+
+// PublishEntry records an entry whose events are newer than the stream's
+// resourceVersion and sends them to the watchers.
+func (s *Stream) PublishEntry(e Entry) {
+	s.rv = e.ResourceVersion()
 	s.history.add(e)
 	s.watchers.dispatch(e)
 }
@@ -144,8 +152,13 @@ func (s *Stream) ChangedSince(rv uint64, f Filter) (bool, error) {
 	if !ok {
 		return false, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rv, s.history.since))
 	}
-	for _, e := range events {
-		if _, ok := e.typeFor(f); ok {
+	changed := false
+	for _, entry := range events {
+		entry.Events(f, rv, func(e *Event) bool {
+			_, changed = e.typeFor(f)
+			return !changed
+		})
+		if changed {
 			return true, nil
 		}
 	}
@@ -160,44 +173,68 @@ type WatchOptions struct {
 	Bookmarks         bool
 }
 
+// StartsWithState says whether a watch starts with the current state rather
+// than with the changes after its resourceVersion.
+func (o WatchOptions) StartsWithState() bool {
+	if o.SendInitialEvents != nil {
+		return *o.SendInitialEvents
+	}
+	return o.ResourceVersion == "" || o.ResourceVersion == "0"
+}
+
 // Watch streams the changes the filter selects. It starts with the current
 // state, from snapshot, as ADDED events when asked (a streaming list, ended by
 // the annotated bookmark, or a watch from resourceVersion "" or "0");
 // otherwise it replays the changes after the given resourceVersion from the
-// history, or answers 410 Gone. The watch ends when ctx does.
+// history, or answers 410 Gone. snapshot is called once, later, by the
+// watcher's own goroutine, without the owner's lock: it must read a state
+// captured when Watch was called. The watch ends when ctx does.
 func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapshot func() []runtime.Object) (watch.Interface, error) {
 	from, err := s.RequestedRV(opts.ResourceVersion)
 	if err != nil {
 		return nil, err
 	}
-	var initial []watch.Event
-	added := func() {
-		for _, obj := range snapshot() {
-			initial = append(initial, watch.Event{Type: watch.Added, Object: obj})
+	var initial func() []watch.Event
+	added := func(bookmark runtime.Object) func() []watch.Event {
+		return func() []watch.Event {
+			var events []watch.Event
+			for _, obj := range snapshot() {
+				events = append(events, watch.Event{Type: watch.Added, Object: obj})
+			}
+			if bookmark != nil {
+				events = append(events, watch.Event{Type: watch.Bookmark, Object: bookmark})
+			}
+			return events
 		}
 	}
 	switch {
 	case opts.SendInitialEvents != nil && *opts.SendInitialEvents:
-		added()
 		// As kube-apiserver's watch cache: the end of the initial events is
 		// marked only for a watcher that takes bookmarks. k8s.io/apiserver
 		// turns a plain watch from "" into sendInitialEvents without them,
 		// and does not expect the bookmark then.
+		var end runtime.Object
 		if opts.Bookmarks {
-			initial = append(initial, watch.Event{Type: watch.Bookmark, Object: s.options.Bookmark(f, s.rv, true)})
+			end = s.options.Bookmark(f, s.rv, true)
 		}
+		initial = added(end)
 	case opts.SendInitialEvents == nil && (opts.ResourceVersion == "" || opts.ResourceVersion == "0"):
-		added()
+		initial = added(nil)
 	default:
-		events, ok := s.history.after(from)
+		entries, ok := s.history.after(from)
 		if !ok {
 			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.history.since))
 		}
-		for _, e := range events {
-			if event, ok := e.seenBy(f, s.options.Copy); ok {
-				initial = append(initial, event)
-			}
+		var events []watch.Event
+		for _, entry := range entries {
+			entry.Events(f, from, func(e *Event) bool {
+				if event, ok := e.seenBy(f, s.options.Copy); ok {
+					events = append(events, event)
+				}
+				return true
+			})
 		}
+		initial = func() []watch.Event { return events }
 	}
 	w := newWatcher(f, opts.Bookmarks, initial, s.watchers.remove, &s.options)
 	s.watchers.add(w)

@@ -17,6 +17,7 @@ limitations under the License.
 package watchstream
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 
@@ -117,19 +118,46 @@ func TestAnObjectLeavingTheSelectionIsDeletedInItsLastState(t *testing.T) {
 }
 
 func TestHistoryKeepsTheLatest(t *testing.T) {
-	h := newHistory(3)
-	h.reset(10)
-	for rv := uint64(11); rv <= 15; rv++ {
-		h.add(&Event{RV: rv})
+	tests := []struct {
+		name         string
+		size, weight int
+		weights      []int
+		// since is where the history starts after events 11 to 15.
+		since   uint64
+		wantRVs []uint64
+	}{
+		{name: "bounded by count", size: 3, weights: []int{1, 1, 1, 1, 1}, since: 12, wantRVs: []uint64{13, 14, 15}},
+		{name: "bounded by weight", size: 10, weight: 10, weights: []int{1, 1, 4, 5, 2}, since: 13, wantRVs: []uint64{14, 15}},
+		{name: "an entry heavier than the bound is kept alone", size: 10, weight: 3, weights: []int{1, 1, 1, 1, 7}, since: 14, wantRVs: []uint64{15}},
 	}
-	if _, ok := h.after(11); ok {
-		t.Error("the history still reaches back to 11 after 5 events in a ring of 3")
-	}
-	events, ok := h.after(12)
-	if !ok || len(events) != 3 || events[0].RV != 13 || events[2].RV != 15 {
-		t.Errorf("after 12: %v, %v; want 13, 14, 15", events, ok)
-	}
-	if events, ok := h.after(15); !ok || len(events) != 0 {
-		t.Errorf("after 15: %v, %v; want nothing", events, ok)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHistory(tc.size, tc.weight)
+			h.reset(10)
+			for i, w := range tc.weights {
+				h.add(weighted{single: single{Event: &Event{RV: uint64(11 + i)}}, weight: w})
+			}
+			if _, ok := h.after(tc.since - 1); ok {
+				t.Errorf("the history still reaches back to %d", tc.since-1)
+			}
+			entries, ok := h.after(tc.since)
+			var rvs []uint64
+			for _, e := range entries {
+				rvs = append(rvs, e.ResourceVersion())
+			}
+			if !ok || !slices.Equal(rvs, tc.wantRVs) {
+				t.Errorf("after %d: %v, %v; want %v", tc.since, rvs, ok, tc.wantRVs)
+			}
+			if entries, ok := h.after(15); !ok || len(entries) != 0 {
+				t.Errorf("after 15: %v, %v; want nothing", entries, ok)
+			}
+		})
 	}
 }
+
+type weighted struct {
+	single
+	weight int
+}
+
+func (w weighted) Weight() int { return w.weight }

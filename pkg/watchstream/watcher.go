@@ -30,6 +30,10 @@ type watcher struct {
 	remove    func(*watcher)
 	options   *Options
 
+	// initial makes the events the watcher starts with; its goroutine calls
+	// it before sending anything.
+	initial func() []watch.Event
+
 	mu    sync.Mutex
 	queue []watch.Event
 	limit int
@@ -43,19 +47,28 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-func newWatcher(filter Filter, bookmarks bool, initial []watch.Event, remove func(*watcher), options *Options) *watcher {
+func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, remove func(*watcher), options *Options) *watcher {
 	w := &watcher{
 		filter: filter, bookmarks: bookmarks, remove: remove, options: options,
-		queue: initial,
-		// The initial events do not count against the buffer: a node's whole
-		// view may be larger than what it may lag behind.
-		limit:  len(initial) + options.WatcherBuffer,
-		wake:   make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		result: make(chan watch.Event),
+		initial: initial,
+		limit:   options.WatcherBuffer,
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		result:  make(chan watch.Event),
 	}
 	go w.run()
 	return w
+}
+
+// start puts the initial events before those queued meanwhile. They do not
+// count against the buffer: a node's whole view may be larger than what it
+// may lag behind.
+func (w *watcher) start() {
+	initial := w.initial()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue = append(initial, w.queue...)
+	w.limit += len(initial)
 }
 
 func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
@@ -114,6 +127,7 @@ func (w *watcher) sendBookmark(e watch.Event) {
 
 func (w *watcher) run() {
 	defer close(w.result)
+	w.start()
 	for {
 		w.mu.Lock()
 		var next *watch.Event

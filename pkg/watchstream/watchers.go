@@ -78,24 +78,37 @@ func (ws *watchers) remove(w *watcher) {
 	}
 }
 
-// dispatch sends an event to every watcher it concerns, as the watcher sees
-// it: an object that enters a watcher's selection is ADDED to it, one that
-// leaves is DELETED.
-func (ws *watchers) dispatch(e *Event) {
+// dispatch sends the events of an entry to every watcher they concern, as
+// the watcher sees them: an object that enters a watcher's selection is
+// ADDED to it, one that leaves is DELETED.
+func (ws *watchers) dispatch(entry Entry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	deliver := func(w *watcher) {
+	deliver := func(w *watcher, e *Event) {
 		if event, ok := e.seenBy(w.filter, w.options.Copy); ok {
 			w.send(event)
 		}
 	}
-	if ws.shardOf != nil {
-		for w := range ws.byShard[ws.shardOf(e.Object)] {
-			deliver(w)
+	if ws.shardOf != nil && len(ws.byShard) > 0 {
+		watched := func(shard string) bool { return len(ws.byShard[shard]) > 0 }
+		shards := func(yield func(string) bool) {
+			for shard := range ws.byShard {
+				if !yield(shard) {
+					return
+				}
+			}
 		}
+		entry.ShardEvents(watched, shards, func(shard string, e *Event) {
+			for w := range ws.byShard[shard] {
+				deliver(w, e)
+			}
+		})
 	}
 	for w := range ws.others {
-		deliver(w)
+		entry.Events(w.filter, 0, func(e *Event) bool {
+			deliver(w, e)
+			return true
+		})
 	}
 }
 

@@ -45,13 +45,13 @@ type ServiceGrid struct {
 	// Standard object metadata. The name must leave room for the "-svc" suffix
 	// of the owned Service: at most 59 characters.
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Spec is the desired Service and its topology.
-	Spec ServiceGridSpec `json:"spec"`
+	Spec ServiceGridSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
 	// Status is the observed state of the owned Service.
 	// +optional
-	Status ServiceGridStatus `json:"status,omitempty"`
+	Status ServiceGridStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // ServiceGridSpec describes the Service and how its traffic is kept local.
@@ -60,16 +60,16 @@ type ServiceGridSpec struct {
 	// for example superedge.io/nodeunit. Nodes that share the label's value
 	// route to each other's endpoints only. It must be a qualified name.
 	// +required
-	GridUniqKey string `json:"gridUniqKey"`
+	GridUniqKey string `json:"gridUniqKey" protobuf:"bytes,1,opt,name=gridUniqKey"`
 	// Fallback says what a node whose grid unit has no ready endpoint routes to:
 	// "None" (default, SuperEdge behaviour) routes to nothing, "Any" routes to
 	// every endpoint of the Service.
 	// +optional
 	// +default="None"
-	Fallback FallbackPolicy `json:"fallback,omitempty"`
+	Fallback FallbackPolicy `json:"fallback,omitempty" protobuf:"bytes,2,opt,name=fallback,casttype=FallbackPolicy"`
 	// Template is the spec of the owned Service. Fields the API server allocates
 	// (clusterIP, nodePorts) are kept on the Service when left empty here.
-	Template corev1.ServiceSpec `json:"template"`
+	Template corev1.ServiceSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
 }
 
 // ServiceGridConditionReady is true when the owned Service matches the spec.
@@ -79,18 +79,18 @@ const ServiceGridConditionReady = "Ready"
 type ServiceGridStatus struct {
 	// ServiceName is the name of the owned Service.
 	// +optional
-	ServiceName string `json:"serviceName,omitempty"`
+	ServiceName string `json:"serviceName,omitempty" protobuf:"bytes,1,opt,name=serviceName"`
 	// ObservedGeneration is the generation of the spec the status describes.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,2,opt,name=observedGeneration"`
 	// Conditions holds the Ready condition of the ServiceGrid.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,3,rep,name=conditions"`
 	// LoadBalancer mirrors the owned Service's load balancer status.
 	// +optional
-	LoadBalancer corev1.LoadBalancerStatus `json:"loadBalancer,omitempty"`
+	LoadBalancer corev1.LoadBalancerStatus `json:"loadBalancer,omitempty" protobuf:"bytes,4,opt,name=loadBalancer"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -99,9 +99,9 @@ type ServiceGridStatus struct {
 type ServiceGridList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []ServiceGrid `json:"items"`
+	Items []ServiceGrid `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // TopologyMode names how a Service's endpoints are pruned for a node.
@@ -123,62 +123,62 @@ const (
 // +genclient:onlyVerbs=get,list,watch
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
-// NodeEndpoints is what one node routes to for one Service: the Service's
-// EndpointSlices pruned to the node's topology. It is computed, read-only, and
-// named <node>.<service>.
+// NodeEndpoints is what one node routes to of one source EndpointSlice: the
+// slice pruned to the node's topology. It is computed, read-only, named
+// <node>..<slice> (neither name may hold "..", so the name splits at its
+// only one), and exists only while the node routes to at least one endpoint
+// of the slice: a change of one endpoint reaches a node as one object of the
+// size of one slice, as EndpointSlices do for kube-proxy.
 type NodeEndpoints struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// NodeName is the node this view is for.
-	NodeName string `json:"nodeName"`
-	// ServiceName is the Service this view is of, in the object's namespace.
-	ServiceName string `json:"serviceName"`
+	NodeName string `json:"nodeName" protobuf:"bytes,2,opt,name=nodeName"`
+	// ServiceName is the Service the slice belongs to, in the object's namespace.
+	ServiceName string `json:"serviceName" protobuf:"bytes,3,opt,name=serviceName"`
 	// Topology says how the endpoints were chosen.
-	Topology TopologyInfo `json:"topology"`
-	// Slices are the Service's EndpointSlices, each pruned to this node's view,
-	// keeping the source slice's name and labels.
-	// +optional
-	// +listType=map
-	// +listMapKey=name
-	Slices []NodeEndpointSlice `json:"slices,omitempty"`
+	Topology TopologyInfo `json:"topology" protobuf:"bytes,4,opt,name=topology"`
+	// Slice is the source EndpointSlice pruned to this node's view, keeping
+	// the source's name and labels.
+	Slice NodeEndpointSlice `json:"slice" protobuf:"bytes,5,opt,name=slice"`
 }
 
 // TopologyInfo says how a view was pruned.
 type TopologyInfo struct {
 	// Mode is None, AnyMatch or Ordered.
-	Mode TopologyMode `json:"mode"`
+	Mode TopologyMode `json:"mode" protobuf:"bytes,1,opt,name=mode,casttype=TopologyMode"`
 	// Keys are the node label keys of the Service's topology annotation, in order.
 	// +optional
 	// +listType=atomic
-	Keys []string `json:"keys,omitempty"`
+	Keys []string `json:"keys,omitempty" protobuf:"bytes,2,rep,name=keys"`
 	// MatchedKey is the key whose tier was chosen, "*" for every endpoint, or
 	// empty when nothing matched.
 	// +optional
-	MatchedKey string `json:"matchedKey,omitempty"`
+	MatchedKey string `json:"matchedKey,omitempty" protobuf:"bytes,3,opt,name=matchedKey"`
 }
 
 // NodeEndpointSlice is one source EndpointSlice pruned to a node's view.
 type NodeEndpointSlice struct {
 	// Name is the source EndpointSlice's name.
-	Name string `json:"name"`
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
 	// Labels are the source EndpointSlice's labels, such as
 	// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by.
 	// +optional
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" protobuf:"bytes,2,rep,name=labels"`
 	// AddressType is the source slice's address type: IPv4, IPv6 or FQDN.
-	AddressType discoveryv1.AddressType `json:"addressType"`
+	AddressType discoveryv1.AddressType `json:"addressType" protobuf:"bytes,3,opt,name=addressType,casttype=k8s.io/api/discovery/v1.AddressType"`
 	// Ports are the source slice's ports.
 	// +optional
 	// +listType=atomic
-	Ports []discoveryv1.EndpointPort `json:"ports,omitempty"`
+	Ports []discoveryv1.EndpointPort `json:"ports,omitempty" protobuf:"bytes,4,rep,name=ports"`
 	// Endpoints are the endpoints this node routes to. A pruned view (mode
 	// AnyMatch or Ordered) carries no topology hints; a view of every
 	// endpoint (mode None) keeps the source slice's hints.
 	// +optional
 	// +listType=atomic
-	Endpoints []discoveryv1.Endpoint `json:"endpoints,omitempty"`
+	Endpoints []discoveryv1.Endpoint `json:"endpoints,omitempty" protobuf:"bytes,5,rep,name=endpoints"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -187,7 +187,7 @@ type NodeEndpointSlice struct {
 type NodeEndpointsList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
-	Items []NodeEndpoints `json:"items"`
+	Items []NodeEndpoints `json:"items" protobuf:"bytes,2,rep,name=items"`
 }

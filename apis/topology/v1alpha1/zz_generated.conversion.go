@@ -146,7 +146,9 @@ func autoConvert_v1alpha1_NodeEndpoints_To_topology_NodeEndpoints(in *NodeEndpoi
 	if err := Convert_v1alpha1_TopologyInfo_To_topology_TopologyInfo(&in.Topology, &out.Topology, s); err != nil {
 		return err
 	}
-	out.Slices = *(*[]topology.NodeEndpointSlice)(unsafe.Pointer(&in.Slices))
+	if err := Convert_v1alpha1_NodeEndpointSlice_To_topology_NodeEndpointSlice(&in.Slice, &out.Slice, s); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -162,7 +164,9 @@ func autoConvert_topology_NodeEndpoints_To_v1alpha1_NodeEndpoints(in *topology.N
 	if err := Convert_topology_TopologyInfo_To_v1alpha1_TopologyInfo(&in.Topology, &out.Topology, s); err != nil {
 		return err
 	}
-	out.Slices = *(*[]NodeEndpointSlice)(unsafe.Pointer(&in.Slices))
+	if err := Convert_topology_NodeEndpointSlice_To_v1alpha1_NodeEndpointSlice(&in.Slice, &out.Slice, s); err != nil {
+		return err
+	}
 	return nil
 }
 

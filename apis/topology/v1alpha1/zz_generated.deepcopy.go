@@ -70,13 +70,7 @@ func (in *NodeEndpoints) DeepCopyInto(out *NodeEndpoints) {
 	out.TypeMeta = in.TypeMeta
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	in.Topology.DeepCopyInto(&out.Topology)
-	if in.Slices != nil {
-		in, out := &in.Slices, &out.Slices
-		*out = make([]NodeEndpointSlice, len(*in))
-		for i := range *in {
-			(*in)[i].DeepCopyInto(&(*out)[i])
-		}
-	}
+	in.Slice.DeepCopyInto(&out.Slice)
 	return
 }
 

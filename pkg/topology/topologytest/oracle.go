@@ -183,3 +183,27 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 	}
 	return view
 }
+
+// SliceKey names one node's view of one source EndpointSlice: one
+// NodeEndpoints object.
+type SliceKey struct {
+	Node  string
+	Slice types.NamespacedName
+}
+
+// AllSliceViews returns every NodeEndpoints there is: for each view, each
+// slice the node routes to at least one endpoint of.
+func (o *Oracle) AllSliceViews() map[SliceKey]*topology.SliceView {
+	out := map[SliceKey]*topology.SliceView{}
+	for key, view := range o.AllViews() {
+		for _, slice := range view.Slices {
+			if len(slice.Endpoints) == 0 {
+				continue
+			}
+			out[SliceKey{Node: key.Node, Slice: types.NamespacedName{Namespace: key.Service.Namespace, Name: slice.Name}}] = &topology.SliceView{
+				Service: key.Service, Labels: view.Labels, Topology: view.Topology, Slice: slice,
+			}
+		}
+	}
+	return out
+}

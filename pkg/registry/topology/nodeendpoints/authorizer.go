@@ -65,7 +65,7 @@ func authorizeNode(_ context.Context, a authorizer.Attributes) (authorizer.Decis
 	switch a.GetVerb() {
 	case "get":
 		if viewNode, _, err := topologyengine.ParseName(a.GetName()); err != nil || viewNode != node {
-			return authorizer.DecisionDeny, fmt.Sprintf("node %s may read only its own views, named %s.<service>: %q is not one", node, node, a.GetName()), nil
+			return authorizer.DecisionDeny, fmt.Sprintf("node %s may read only its own views, named %s..<endpointslice>: %q is not one", node, node, a.GetName()), nil
 		}
 	case "list", "watch":
 		if !selectsNode(a, node) {

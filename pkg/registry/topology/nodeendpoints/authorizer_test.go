@@ -40,9 +40,9 @@ func TestNodeAuthorizer(t *testing.T) {
 		attrs authorizer.AttributesRecord
 		want  authorizer.Decision
 	}{
-		{name: "own view", attrs: request(edge1, "get", "edge-1.echo", ""), want: authorizer.DecisionAllow},
-		{name: "another node's view", attrs: request(edge1, "get", "edge-2.echo", ""), want: authorizer.DecisionDeny},
-		{name: "a node whose name has dots", attrs: request(&user.DefaultInfo{Name: "system:node:edge.1", Groups: []string{user.NodesGroup}}, "get", "edge.1.echo", ""), want: authorizer.DecisionAllow},
+		{name: "own view", attrs: request(edge1, "get", "edge-1..echo-x", ""), want: authorizer.DecisionAllow},
+		{name: "another node's view", attrs: request(edge1, "get", "edge-2..echo-x", ""), want: authorizer.DecisionDeny},
+		{name: "a node whose name has dots", attrs: request(&user.DefaultInfo{Name: "system:node:edge.1", Groups: []string{user.NodesGroup}}, "get", "edge.1..echo.x", ""), want: authorizer.DecisionAllow},
 		{name: "a name that is no view", attrs: request(edge1, "get", "edge-1", ""), want: authorizer.DecisionDeny},
 		{name: "list own", attrs: request(edge1, "list", "", "nodeName=edge-1"), want: authorizer.DecisionAllow},
 		{name: "watch own, with more selectors", attrs: request(edge1, "watch", "", "serviceName=echo,nodeName==edge-1"), want: authorizer.DecisionAllow},
@@ -70,7 +70,7 @@ func TestNodeAuthorizerDeniesMalformedNodeIdentities(t *testing.T) {
 	requests := map[string]authorizer.AttributesRecord{
 		"list every view":        {Verb: "list", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", ResourceRequest: true},
 		"watch a node's views":   {Verb: "watch", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", ResourceRequest: true, FieldSelectorRequirements: fields.ParseSelectorOrDie("nodeName=edge-1").Requirements()},
-		"get a view":             {Verb: "get", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", Name: "edge-1.echo", ResourceRequest: true},
+		"get a view":             {Verb: "get", APIGroup: "topology.gridview.io", Resource: "nodeendpoints", Name: "edge-1..echo-x", ResourceRequest: true},
 		"list service grids":     {Verb: "list", APIGroup: "topology.gridview.io", Resource: "servicegrids", ResourceRequest: true},
 		"create a review":        {Verb: "create", APIGroup: "topology.gridview.io", Resource: "topologyreviews", Namespace: "demo", ResourceRequest: true},
 		"a non-resource request": {Verb: "get", Path: "/apis/topology.gridview.io/v1alpha1"},

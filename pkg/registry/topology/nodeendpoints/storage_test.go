@@ -37,7 +37,7 @@ func TestStorageServesTheRequestNamespace(t *testing.T) {
 	views := viewstore.New(viewstore.DefaultOptions)
 	s := NewStorage(views).(*storage)
 	demo := genericapirequest.WithNamespace(t.Context(), "demo")
-	if _, err := s.Get(demo, "edge-1.echo", nil); !apierrors.IsServiceUnavailable(err) {
+	if _, err := s.Get(demo, "edge-1..echo-x", nil); !apierrors.IsServiceUnavailable(err) {
 		t.Errorf("get before the views are loaded: %v, want 503", err)
 	}
 
@@ -47,10 +47,14 @@ func TestStorageServesTheRequestNamespace(t *testing.T) {
 			ObjectMeta:  metav1.ObjectMeta{Namespace: "demo", Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, NodeName: ptr.To("edge-2")}},
+		}, {
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "other", Name: "echo-x", Labels: map[string]string{discoveryv1.LabelServiceName: "echo"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.2"}, NodeName: ptr.To("edge-1")}},
 		}})
-	obj, err := s.Get(demo, "edge-1.echo", nil)
-	if err != nil || len(obj.(*topology.NodeEndpoints).Slices) != 1 {
-		t.Errorf("get: %+v, %v; want the view with the demo slice", obj, err)
+	obj, err := s.Get(demo, "edge-1..echo-x", nil)
+	if err != nil || len(obj.(*topology.NodeEndpoints).Slice.Endpoints) != 1 {
+		t.Errorf("get: %+v, %v; want the view of the demo slice", obj, err)
 	}
 
 	byNode := &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("nodeName", "edge-2")}

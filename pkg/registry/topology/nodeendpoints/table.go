@@ -36,14 +36,15 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 	Columns: []metav1.TableColumnDefinition{
 		table.NameColumn,
 		{Name: "Node", Type: "string", Description: "The node this view is for."},
-		{Name: "Service", Type: "string", Description: "The Service this view is of."},
+		{Name: "Service", Type: "string", Description: "The Service whose EndpointSlice this view is of."},
 		{Name: "Topology", Type: "string", Description: "The topology mode and the key whose tier was chosen."},
 		{Name: "Endpoints", Type: "string", Description: "The ready endpoints the node routes to, as kubectl get endpoints shows them."},
 		table.AgeColumn,
 		{Name: "Not Ready", Type: "integer", Priority: 1, Description: "The endpoints of the view that are not ready, terminating ones among them: kube-proxy routes to them only when none is ready."},
+		{Name: "Slice", Type: "string", Priority: 1, Description: "The source EndpointSlice."},
 	},
 	Row: func(ne *topology.NodeEndpoints) []interface{} {
-		return []interface{}{ne.Name, ne.NodeName, ne.ServiceName, formatTopology(ne.Topology), formatEndpoints(ne.Slices), table.Age(ne.CreationTimestamp), notReady(ne.Slices)}
+		return []interface{}{ne.Name, ne.NodeName, ne.ServiceName, formatTopology(ne.Topology), formatEndpoints(&ne.Slice), table.Age(ne.CreationTimestamp), notReady(&ne.Slice), ne.Slice.Name}
 	},
 }
 
@@ -59,10 +60,10 @@ func formatTopology(t topology.TopologyInfo) string {
 }
 
 // formatEndpoints prints the ready endpoints the way "kubectl get endpoints"
-// does for the Endpoints the wrapper renders of a view: per slice, each port
-// of each ready endpoint's first address (the one kube-proxy uses), the
-// first few, then how many more.
-func formatEndpoints(slices []topology.NodeEndpointSlice) string {
+// does for the Endpoints the wrapper renders of a view: each port of each
+// ready endpoint's first address (the one kube-proxy uses), the first few,
+// then how many more.
+func formatEndpoints(slice *topology.NodeEndpointSlice) string {
 	var shown []string
 	total := 0
 	add := func(endpoint string) {
@@ -71,22 +72,20 @@ func formatEndpoints(slices []topology.NodeEndpointSlice) string {
 			shown = append(shown, endpoint)
 		}
 	}
-	for _, slice := range slices {
-		var addrs []string
-		for i := range slice.Endpoints {
-			if ep := &slice.Endpoints[i]; len(ep.Addresses) > 0 && topologyengine.Ready(ep) {
-				addrs = append(addrs, ep.Addresses[0])
-			}
+	var addrs []string
+	for i := range slice.Endpoints {
+		if ep := &slice.Endpoints[i]; len(ep.Addresses) > 0 && topologyengine.Ready(ep) {
+			addrs = append(addrs, ep.Addresses[0])
 		}
-		if len(slice.Ports) == 0 {
-			for _, addr := range addrs {
-				add(addr)
-			}
+	}
+	if len(slice.Ports) == 0 {
+		for _, addr := range addrs {
+			add(addr)
 		}
-		for _, port := range slice.Ports {
-			for _, addr := range addrs {
-				add(hostPort(addr, port.Port))
-			}
+	}
+	for _, port := range slice.Ports {
+		for _, addr := range addrs {
+			add(hostPort(addr, port.Port))
 		}
 	}
 	if total == 0 {
@@ -100,13 +99,11 @@ func formatEndpoints(slices []topology.NodeEndpointSlice) string {
 }
 
 // notReady counts the endpoints that are not ready.
-func notReady(slices []topology.NodeEndpointSlice) int {
+func notReady(slice *topology.NodeEndpointSlice) int {
 	n := 0
-	for _, slice := range slices {
-		for i := range slice.Endpoints {
-			if !topologyengine.Ready(&slice.Endpoints[i]) {
-				n++
-			}
+	for i := range slice.Endpoints {
+		if !topologyengine.Ready(&slice.Endpoints[i]) {
+			n++
 		}
 	}
 	return n

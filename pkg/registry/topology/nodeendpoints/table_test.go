@@ -62,89 +62,81 @@ func TestFormatEndpoints(t *testing.T) {
 	http := []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}}
 	tests := []struct {
 		name         string
-		slices       []topology.NodeEndpointSlice
+		slice        topology.NodeEndpointSlice
 		want         string
 		wantNotReady int
 	}{
-		{name: "no slices", want: "<none>"},
-		{name: "empty slice", slices: []topology.NodeEndpointSlice{{Ports: http}}, want: "<none>"},
-		{name: "one endpoint", slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: endpoints("10.1.0.5")}}, want: "10.1.0.5:8080"},
-		{name: "IPv6", slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: endpoints("fd00::5")}}, want: "[fd00::5]:8080"},
-		{name: "no ports", slices: []topology.NodeEndpointSlice{{Endpoints: endpoints("10.1.0.5")}}, want: "10.1.0.5"},
-		{name: "port without number", slices: []topology.NodeEndpointSlice{{Ports: []discoveryv1.EndpointPort{{}}, Endpoints: endpoints("10.1.0.5")}}, want: "10.1.0.5"},
-		{
-			name: "more than three across slices",
-			slices: []topology.NodeEndpointSlice{
-				{Ports: http, Endpoints: endpoints("10.1.0.1", "10.1.0.2")},
-				{Ports: http, Endpoints: endpoints("10.1.0.3", "10.1.0.4", "10.1.0.5")},
-			},
-			want: "10.1.0.1:8080,10.1.0.2:8080,10.1.0.3:8080 + 2 more...",
-		},
+		{name: "empty slice", slice: topology.NodeEndpointSlice{Ports: http}, want: "<none>"},
+		{name: "one endpoint", slice: topology.NodeEndpointSlice{Ports: http, Endpoints: endpoints("10.1.0.5")}, want: "10.1.0.5:8080"},
+		{name: "IPv6", slice: topology.NodeEndpointSlice{Ports: http, Endpoints: endpoints("fd00::5")}, want: "[fd00::5]:8080"},
+		{name: "no ports", slice: topology.NodeEndpointSlice{Endpoints: endpoints("10.1.0.5")}, want: "10.1.0.5"},
+		{name: "port without number", slice: topology.NodeEndpointSlice{Ports: []discoveryv1.EndpointPort{{}}, Endpoints: endpoints("10.1.0.5")}, want: "10.1.0.5"},
 		{
 			name: "ready only: unset ready is ready, not ready and terminating are not",
-			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{
+			slice: topology.NodeEndpointSlice{Ports: http, Endpoints: []discoveryv1.Endpoint{
 				withConditions("10.1.0.1", ptr.To(false), nil),
 				withConditions("10.1.0.2", nil, nil),
 				withConditions("10.1.0.3", ptr.To(false), ptr.To(true)),
 				withConditions("10.1.0.4", ptr.To(true), nil),
-			}}},
+			}},
 			want: "10.1.0.2:8080,10.1.0.4:8080", wantNotReady: 2,
 		},
 		{
 			// publishNotReadyAddresses: the controllers mark terminating
 			// endpoints ready, and kube-proxy and kubectl take them as such.
-			name:   "terminating but marked ready",
-			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(true), ptr.To(true))}}},
-			want:   "10.1.0.1:8080",
+			name:  "terminating but marked ready",
+			slice: topology.NodeEndpointSlice{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(true), ptr.To(true))}},
+			want:  "10.1.0.1:8080",
 		},
 		{
-			name:   "none ready",
-			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(false), ptr.To(true))}}},
-			want:   "<none>", wantNotReady: 1,
+			name:  "none ready",
+			slice: topology.NodeEndpointSlice{Ports: http, Endpoints: []discoveryv1.Endpoint{withConditions("10.1.0.1", ptr.To(false), ptr.To(true))}},
+			want:  "<none>", wantNotReady: 1,
 		},
 		{
-			name:   "more than three counts ready ones only",
-			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: append(endpoints("10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"), withConditions("10.1.0.5", ptr.To(false), nil))}},
-			want:   "10.1.0.1:8080,10.1.0.2:8080,10.1.0.3:8080 + 1 more...", wantNotReady: 1,
+			name:  "more than three counts ready ones only",
+			slice: topology.NodeEndpointSlice{Ports: http, Endpoints: append(endpoints("10.1.0.1", "10.1.0.2", "10.1.0.3", "10.1.0.4"), withConditions("10.1.0.5", ptr.To(false), nil))},
+			want:  "10.1.0.1:8080,10.1.0.2:8080,10.1.0.3:8080 + 1 more...", wantNotReady: 1,
 		},
 		{
-			name:   "ports then addresses, as kubectl prints an Endpoints subset",
-			slices: []topology.NodeEndpointSlice{{Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}, {Port: ptr.To[int32](443)}}, Endpoints: endpoints("10.1.0.1", "10.1.0.2")}},
-			want:   "10.1.0.1:80,10.1.0.2:80,10.1.0.1:443 + 1 more...",
+			name:  "ports then addresses, as kubectl prints an Endpoints subset",
+			slice: topology.NodeEndpointSlice{Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](80)}, {Port: ptr.To[int32](443)}}, Endpoints: endpoints("10.1.0.1", "10.1.0.2")},
+			want:  "10.1.0.1:80,10.1.0.2:80,10.1.0.1:443 + 1 more...",
 		},
 		{
-			name:   "the first address of an endpoint, the one kube-proxy uses",
-			slices: []topology.NodeEndpointSlice{{Ports: http, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.1", "10.1.0.9"}}}}},
-			want:   "10.1.0.1:8080",
+			name:  "the first address of an endpoint, the one kube-proxy uses",
+			slice: topology.NodeEndpointSlice{Ports: http, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.1", "10.1.0.9"}}}},
+			want:  "10.1.0.1:8080",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := formatEndpoints(tc.slices); got != tc.want {
+			if got := formatEndpoints(&tc.slice); got != tc.want {
 				t.Errorf("formatEndpoints = %q, want %q", got, tc.want)
 			}
-			if got := notReady(tc.slices); got != tc.wantNotReady {
+			if got := notReady(&tc.slice); got != tc.wantNotReady {
 				t.Errorf("notReady = %d, want %d", got, tc.wantNotReady)
 			}
 		})
 	}
 }
 
-// The not-ready count is a wide column, after AGE, as kubectl's own wide
-// columns are.
+// The not-ready count and the source slice are wide columns, after AGE, as
+// kubectl's own wide columns are.
 func TestTableColumns(t *testing.T) {
 	ne := &topology.NodeEndpoints{
-		ObjectMeta:  metav1.ObjectMeta{Name: "edge-1.echo-svc", Namespace: "demo", ResourceVersion: "7"},
+		ObjectMeta:  metav1.ObjectMeta{Name: "edge-1..echo-svc-x", Namespace: "demo", ResourceVersion: "7"},
 		NodeName:    "edge-1",
 		ServiceName: "echo-svc",
 		Topology:    topology.TopologyInfo{Mode: topology.TopologyModeOrdered, MatchedKey: "unit"},
-		Slices: []topology.NodeEndpointSlice{{
+		Slice: topology.NodeEndpointSlice{
+			Name:  "echo-svc-x",
 			Ports: []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
 			Endpoints: []discoveryv1.Endpoint{
 				{Addresses: []string{"10.1.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}},
 				{Addresses: []string{"10.1.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false), Terminating: ptr.To(true)}},
 			},
-		}},
+		},
 	}
 	got, err := tableConvertor.ConvertToTable(context.Background(), ne, nil)
 	if err != nil {
@@ -155,13 +147,14 @@ func TestTableColumns(t *testing.T) {
 		priority int32
 		cell     interface{}
 	}{
-		{name: "Name", cell: "edge-1.echo-svc"},
+		{name: "Name", cell: "edge-1..echo-svc-x"},
 		{name: "Node", cell: "edge-1"},
 		{name: "Service", cell: "echo-svc"},
 		{name: "Topology", cell: "Ordered(unit)"},
 		{name: "Endpoints", cell: "10.1.0.1:8080"},
 		{name: "Age", cell: "<unknown>"},
 		{name: "Not Ready", priority: 1, cell: 1},
+		{name: "Slice", priority: 1, cell: "echo-svc-x"},
 	}
 	if len(got.ColumnDefinitions) != len(want) || len(got.Rows) != 1 || len(got.Rows[0].Cells) != len(want) {
 		t.Fatalf("table: %d columns, rows %+v; want %d columns, one row", len(got.ColumnDefinitions), got.Rows, len(want))

@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"slices"
+
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/watchstream"
+)
+
+// entry is one change of the engine in the stream: the slices it changed,
+// each for the nodes it names. Watchers get their node's object of each when
+// it is sent, so the change is kept once however many nodes it reaches.
+type entry struct {
+	store *Store
+	// rv is the resourceVersion the change ends at; its i-th slice change is
+	// sent at eventRV(i).
+	rv      uint64
+	changes []topology.SliceChange
+	weight  int
+}
+
+var _ watchstream.Entry = &entry{}
+
+func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
+	e := &entry{store: store, rv: rv, changes: changes}
+	for _, c := range changes {
+		e.weight += 1 + len(c.Nodes)
+	}
+	return e
+}
+
+func (e *entry) ResourceVersion() uint64 { return e.rv }
+func (e *entry) Weight() int             { return e.weight }
+
+// eventRV is the resourceVersion of the events of the i-th slice change. A
+// change of more slices than its range numbers sends the last ones at its
+// end: a watcher cut off among those would miss the rest, but no change
+// touches a million slices.
+func (e *entry) eventRV(i int) uint64 {
+	return e.rv&^eventMask + uint64(min(i+1, eventMask))
+}
+
+// isFor says whether a slice change is for a node. A change for every node
+// is for those known before it: a node that appeared since, or went and
+// came back, got its whole view when it appeared.
+func (e *entry) isFor(c *topology.SliceChange, node string) bool {
+	if c.AllNodes {
+		added, known := e.store.nodeAdded[node]
+		return known && added < e.rv
+	}
+	_, found := slices.BinarySearch(c.Nodes, node)
+	return found
+}
+
+// recipients are the nodes a slice change is for, sorted.
+func (e *entry) recipients(c *topology.SliceChange) []string {
+	if !c.AllNodes {
+		return c.Nodes
+	}
+	var out []string
+	for _, node := range e.store.engine.Nodes() {
+		if e.isFor(c, node) {
+			out = append(out, node)
+		}
+	}
+	return out
+}
+
+// event is a slice change as one node gets it.
+func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstream.Event {
+	event := &watchstream.Event{RV: rv, Gone: c.New == nil}
+	if c.Old != nil {
+		event.Old = e.store.object(node, c.Old, rv)
+	}
+	if c.New != nil {
+		event.Object = e.store.object(node, c.New, rv)
+	} else {
+		event.Object = event.Old
+	}
+	return event
+}
+
+// Events gives a watcher of one node the changes for it; a watcher of
+// several nodes gets each node's, all but the last of a slice change one
+// resourceVersion early, so that one cut off among them resumes with the
+// whole slice change again rather than miss the rest.
+func (e *entry) Events(f watchstream.Filter, after uint64, yield func(*watchstream.Event) bool) {
+	node, oneNode := f.Shard()
+	for i := range e.changes {
+		c, rv := &e.changes[i], e.eventRV(i)
+		if rv <= after {
+			continue
+		}
+		if oneNode {
+			if e.isFor(c, node) && !yield(e.event(c, node, rv)) {
+				return
+			}
+			continue
+		}
+		nodes := e.recipients(c)
+		for j, node := range nodes {
+			sentAt := rv
+			if j < len(nodes)-1 {
+				sentAt--
+			}
+			if !yield(e.event(c, node, sentAt)) {
+				return
+			}
+		}
+	}
+}
+
+func (e *entry) ShardEvents(watched func(string) bool, shards func(func(string) bool), send func(string, *watchstream.Event)) {
+	for i := range e.changes {
+		c, rv := &e.changes[i], e.eventRV(i)
+		if c.AllNodes {
+			for node := range shards {
+				if e.isFor(c, node) {
+					send(node, e.event(c, node, rv))
+				}
+			}
+			continue
+		}
+		for _, node := range c.Nodes {
+			if watched(node) {
+				send(node, e.event(c, node, rv))
+			}
+		}
+	}
+}
