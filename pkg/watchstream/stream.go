@@ -110,6 +110,11 @@ func New(rv uint64, options Options) *Stream {
 	return s
 }
 
+// Held returns how many entries the history holds and their weight.
+func (s *Stream) Held() (entries, weight int) {
+	return s.history.count, s.history.weight
+}
+
 // RV is the resourceVersion of the latest change.
 func (s *Stream) RV() uint64 { return s.rv }
 
