@@ -15,7 +15,7 @@ FUZZ_TIME ?= 20000x
 # How long make soak churns (make test runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build prereqs tools run test test-unit test-fuzz test-e2e soak bench \
+.PHONY: all build prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -41,7 +41,7 @@ run: prereqs tools build
 
 ## test: unit tests (with -race), the fuzz targets for a bounded time and the
 ## end-to-end suite against a real control plane.
-test: prereqs test-unit test-fuzz test-e2e
+test: prereqs test-unit test-fuzz test-e2e test-scale
 
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
@@ -62,6 +62,19 @@ test-e2e: prereqs tools build
 ## soak: the soak test (200 node informers through churn) for SOAK_DURATION.
 soak: prereqs tools build
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) GRIDVIEW_SOAK_DURATION=$(SOAK_DURATION) go test -count=1 -timeout 60m -v -run '^TestSoak' ./test/e2e/
+
+## scale: the scale harness (test/scale): a local control plane, the edge-10k
+## scenario written through kube-apiserver while node watchers follow, one
+## table of the figures against issue 12's targets. SCALE=edge-1k|edge-10k,
+## WATCHERS=N (default 2000), SEED=N. Fails only on harness errors.
+SCALE ?= edge-10k
+scale: prereqs tools build
+	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScale$$' ./test/scale/
+
+# test-scale: the harness at edge-1k, every node watched, failing when a view
+# is wrong or a resume gets 410, so it never rots.
+test-scale: prereqs tools build
+	SCALE=edge-1k WATCHERS=1000 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale$$' ./test/scale/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport
 ## prints the edge-10k table against the targets of docs/performance.md.

@@ -46,6 +46,9 @@ type client struct {
 	http  *http.Client
 	base  string // kube-apiserver's URL
 	names *names
+	// namespace is the scenario's: views of other Services (kubernetes,
+	// gridview-apiserver) are not the model's and are skipped.
+	namespace string
 }
 
 func (c *client) get(ctx context.Context, query url.Values) (*http.Response, error) {
@@ -55,6 +58,11 @@ func (c *client) get(ctx context.Context, query url.Values) (*http.Response, err
 	}
 	req.Header.Set("Accept", "application/json")
 	return c.http.Do(req)
+}
+
+// ours tells whether an object is a view of the scenario's Services.
+func (c *client) ours(obj *wireObject) bool {
+	return c.namespace == "" || obj.Metadata.Namespace == c.namespace
 }
 
 // Watcher follows one node's NodeEndpoints as a wrapper would: a list, then
@@ -194,7 +202,9 @@ func (w *Watcher) list(ctx context.Context) error {
 	clear(w.entries)
 	w.legacy, w.total = nil, 0
 	for i := range list.Items {
-		w.upsert(&list.Items[i])
+		if w.c.ours(&list.Items[i]) {
+			w.upsert(&list.Items[i])
+		}
 	}
 	w.rv = list.Metadata.ResourceVersion
 	w.observed()
@@ -241,10 +251,16 @@ func (w *Watcher) apply(ev *wireEvent) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch ev.Type {
-	case "ADDED", "MODIFIED":
-		w.upsert(&ev.Object)
-	case "DELETED":
-		w.remove(&ev.Object)
+	case "ADDED", "MODIFIED", "DELETED":
+		w.rv = ev.Object.Metadata.ResourceVersion
+		if !w.c.ours(&ev.Object) {
+			return nil
+		}
+		if ev.Type == "DELETED" {
+			w.remove(&ev.Object)
+		} else {
+			w.upsert(&ev.Object)
+		}
 	case "BOOKMARK":
 		w.rv = ev.Object.Metadata.ResourceVersion
 		return nil
@@ -256,7 +272,6 @@ func (w *Watcher) apply(ev *wireEvent) error {
 	default:
 		return fmt.Errorf("watch of %s: unknown event type %q", w.Node, ev.Type)
 	}
-	w.rv = ev.Object.Metadata.ResourceVersion
 	w.observed()
 	return nil
 }

@@ -37,6 +37,7 @@ type wireSlice struct {
 type wireObject struct {
 	Kind     string `json:"kind"`
 	Metadata struct {
+		Namespace       string `json:"namespace"`
 		Name            string `json:"name"`
 		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
@@ -85,7 +86,8 @@ func (s *wireSlice) digest(mode string) (d uint64, ok bool) {
 // names numbers slice names as the model does, and names the model does not
 // know (which only a wrong server sends) after them.
 type names struct {
-	known map[string]int32 // the model's, read-only
+	known  map[string]int32 // the model's, read-only
+	slices []*Slice         // the model's, by ID
 
 	mu      sync.Mutex
 	unknown map[string]int32
@@ -93,7 +95,17 @@ type names struct {
 }
 
 func newNames(m *Model) *names {
-	return &names{known: m.SliceByName, unknown: map[string]int32{}}
+	return &names{known: m.SliceByName, slices: m.SliceByID, unknown: map[string]int32{}}
+}
+
+// name is the name of a slice ID.
+func (n *names) name(id int32) string {
+	if int(id) < len(n.slices) {
+		return n.slices[id].Name
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.byID[int(id)-len(n.slices)]
 }
 
 func (n *names) id(name string) int32 {

@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Config is what `make scale` passes in the environment.
+type Config struct {
+	Scale    Scale
+	Watchers int    // WATCHERS: node watchers; default 2,000, at most every node
+	Seed     uint64 // SEED: the scenario's and the changes' random source
+	Repeats  int    // SCALE_REPEATS: changes of each kind measured
+	// Strict (GRIDVIEW_SCALE_STRICT=1, set by make test) fails the run when
+	// a correctness check fails; otherwise only harness errors do.
+	Strict bool
+	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every
+	// watched node's views to be current.
+	CurrentTimeout time.Duration
+}
+
+// ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
+// means the harness was not asked for (go test ./... runs this package).
+func ConfigFromEnv() (cfg Config, ok bool, err error) {
+	name := os.Getenv("SCALE")
+	if name == "" {
+		return cfg, false, nil
+	}
+	sc, known := Scales[name]
+	if !known || name == "tiny" {
+		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
+	}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute}
+	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
+	for _, v := range []struct {
+		env string
+		set func(string) error
+	}{
+		{"WATCHERS", func(s string) (err error) { cfg.Watchers, err = strconv.Atoi(s); return err }},
+		{"SEED", func(s string) (err error) { cfg.Seed, err = strconv.ParseUint(s, 10, 64); return err }},
+		{"SCALE_REPEATS", func(s string) (err error) { cfg.Repeats, err = strconv.Atoi(s); return err }},
+		{"SCALE_CURRENT_TIMEOUT", func(s string) (err error) { cfg.CurrentTimeout, err = time.ParseDuration(s); return err }},
+	} {
+		if s := os.Getenv(v.env); s != "" {
+			if err := v.set(s); err != nil {
+				return cfg, true, fmt.Errorf("%s=%q: %w", v.env, s, err)
+			}
+		}
+	}
+	if cfg.Watchers < 1 || cfg.Watchers > sc.Nodes {
+		return cfg, true, fmt.Errorf("WATCHERS=%d: want 1 to %d", cfg.Watchers, sc.Nodes)
+	}
+	if cfg.Repeats < 1 {
+		return cfg, true, fmt.Errorf("SCALE_REPEATS=%d: want at least 1", cfg.Repeats)
+	}
+	return cfg, true, nil
+}
+
+// WatchedNodes spreads the watchers evenly over the nodes, edge-00000
+// first, so that every unit has as many watched nodes as it can.
+func (cfg Config) WatchedNodes() []int {
+	out := make([]int, cfg.Watchers)
+	for i := range out {
+		out[i] = i * cfg.Scale.Nodes / cfg.Watchers
+	}
+	return out
+}

@@ -1,0 +1,371 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// Harness runs the scenario against a started local cluster.
+type Harness struct {
+	cfg      Config
+	cluster  *localcluster.Cluster
+	m        *Model
+	kube     kubernetes.Interface
+	c        *client
+	watchers []*Watcher
+	rng      *rand.Rand
+	logf     func(format string, args ...any)
+	R        *Results
+}
+
+// NewHarness prepares the clients: writes at full speed in protobuf, and
+// one transport for every watcher.
+func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...any)) (*Harness, error) {
+	writeConfig := rest.CopyConfig(cluster.AdminConfig)
+	writeConfig.QPS, writeConfig.Burst = 5000, 10000
+	writeConfig.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(writeConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the writer's client: %w", err)
+	}
+	rt, err := rest.TransportFor(rest.CopyConfig(cluster.AdminConfig))
+	if err != nil {
+		return nil, fmt.Errorf("creating the watchers' transport: %w", err)
+	}
+	m := Generate(cfg.Scale, cfg.Seed)
+	h := &Harness{
+		cfg: cfg, cluster: cluster, m: m, kube: kube, logf: logf,
+		c:   &client{http: &http.Client{Transport: rt}, base: cluster.AdminConfig.Host, names: newNames(m), namespace: m.Namespace},
+		rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
+		R:   &Results{Config: cfg},
+	}
+	big := m.ServicesOf(ModeNone, true)[0]
+	if data, err := json.Marshal(m.SliceObject(big, big.Slices[0])); err == nil {
+		h.R.BigSliceBytes = len(data)
+	}
+	for _, n := range cfg.WatchedNodes() {
+		h.watchers = append(h.watchers, newWatcher(h.c, m.Nodes[n].Name, n))
+	}
+	return h, nil
+}
+
+// Run runs every phase in order; an error is the harness's own (a write
+// refused, the cluster gone), never a missed target.
+func (h *Harness) Run(ctx context.Context) error {
+	r := h.R
+	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator",
+		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers))
+	h.logf("%s", r.Scenario)
+	if err := h.startWatchers(ctx); err != nil {
+		return err
+	}
+	if err := h.ingest(ctx); err != nil {
+		return err
+	}
+	if err := h.changes(ctx); err != nil {
+		return err
+	}
+	if err := h.resume(ctx); err != nil {
+		return err
+	}
+	if err := h.wrapper(ctx); err != nil {
+		return err
+	}
+	return h.restart(ctx)
+}
+
+// Stop stops the watchers.
+func (h *Harness) Stop() {
+	for _, w := range h.watchers {
+		if w.cancel != nil {
+			w.Stop()
+		}
+	}
+}
+
+func (h *Harness) startWatchers(ctx context.Context) error {
+	start := time.Now()
+	for _, w := range h.watchers {
+		w.Start(ctx)
+	}
+	deadline := time.After(2 * time.Minute)
+	for _, w := range h.watchers {
+		select {
+		case <-w.Watching():
+		case <-deadline:
+			return fmt.Errorf("the watch of %s not established within 2m: %v", w.Node, w.LastError())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	h.logf("%d watchers listed and watching in %s", len(h.watchers), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// proc reads gridview-apiserver's memory and CPU.
+func (h *Harness) proc() (localcluster.ProcStat, error) {
+	pid, ok := h.cluster.GridviewPid()
+	if !ok {
+		return localcluster.ProcStat{}, fmt.Errorf("gridview-apiserver is not running")
+	}
+	return localcluster.ReadProcStat(pid)
+}
+
+// ingest writes the whole scenario at full speed: Nodes, then Services,
+// then EndpointSlices, as a cluster being set up would see them arrive.
+func (h *Harness) ingest(ctx context.Context) error {
+	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.m.Namespace}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", h.m.Namespace, err)
+	}
+	before, err := h.proc()
+	if err != nil {
+		return err
+	}
+	var nodes, services, slicesJobs []job
+	for i := range h.m.Nodes {
+		obj := h.m.NodeObject(i)
+		nodes = append(nodes, job{key: "node/" + obj.Name, write: func(ctx context.Context) error {
+			_, err := h.kube.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{})
+			return err
+		}})
+	}
+	for _, svc := range h.m.Services {
+		obj := h.m.ServiceObject(svc)
+		services = append(services, job{key: "service/" + obj.Name, write: func(ctx context.Context) error {
+			_, err := h.kube.CoreV1().Services(h.m.Namespace).Create(ctx, obj, metav1.CreateOptions{})
+			return err
+		}})
+		for _, sl := range svc.Slices {
+			obj := h.m.SliceObject(svc, sl)
+			slicesJobs = append(slicesJobs, job{key: "slice/" + obj.Name, write: func(ctx context.Context) error {
+				_, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).Create(ctx, obj, metav1.CreateOptions{})
+				return err
+			}})
+		}
+	}
+	start := time.Now()
+	for _, phase := range [][]job{nodes, services, slicesJobs} {
+		if err := runJobs(ctx, phase); err != nil {
+			return fmt.Errorf("writing the scenario: %w", err)
+		}
+	}
+	lastWrite := time.Now()
+	h.R.Objects = len(nodes) + len(services) + len(slicesJobs)
+	h.R.WriteTime = lastWrite.Sub(start)
+	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
+	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, lastWrite, "after the ingest")
+	after, err := h.proc()
+	if err != nil {
+		return err
+	}
+	h.R.IngestCPU = after.CPU - before.CPU
+	h.R.PeakRSS, h.R.IngestRSS = after.PeakRSS, after.RSS
+	return nil
+}
+
+// watchedUnits returns the units watched nodes are in now, but skip's.
+func (h *Harness) watchedUnits(skip int) []int {
+	seen := map[int]bool{}
+	for _, w := range h.watchers {
+		if w.Index != skip {
+			seen[h.m.Nodes[w.Index].Unit] = true
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for u := range seen {
+		out = append(out, u)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// waitCurrent waits until every watcher's state equals the model and
+// returns how long after since that took, or how many watchers were still
+// stale at the timeout (then logging what differs for a few).
+func (h *Harness) waitCurrent(ctx context.Context, since time.Time, what string) (time.Duration, int) {
+	totals := h.m.UnitTotals(h.watchedUnits(-1))
+	deadline := time.Now().Add(h.cfg.CurrentTimeout)
+	var stale []*Watcher
+	for {
+		stale = stale[:0]
+		for _, w := range h.watchers {
+			if w.Total() != totals[h.m.Nodes[w.Index].Unit] {
+				stale = append(stale, w)
+			}
+		}
+		if len(stale) == 0 {
+			took := time.Since(since)
+			h.logf("views current %s: %s", what, took.Round(time.Millisecond))
+			return took, 0
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.R.fail("%d of %d watchers not current %s within %s", len(stale), len(h.watchers), what, h.cfg.CurrentTimeout)
+	for _, w := range stale[:min(3, len(stale))] {
+		h.logf("  %s: %s (last error: %v)", w.Node, h.describeDiff(w), w.LastError())
+	}
+	return 0, len(stale)
+}
+
+// describeDiff names what a watcher has that the model does not, and back.
+func (h *Harness) describeDiff(w *Watcher) string {
+	unit := h.m.Nodes[w.Index].Unit
+	want := h.m.UnitViews([]int{unit}, h.m.Services)[unit]
+	diff := diffViews(w.Entries(), want)
+	var parts []string
+	for id, d := range diff {
+		name := h.c.names.name(id)
+		switch {
+		case d == 0:
+			parts = append(parts, "extra "+name)
+		case w.Entries()[id] == 0:
+			parts = append(parts, "missing "+name)
+		default:
+			parts = append(parts, "different "+name)
+		}
+		if len(parts) == 5 {
+			break
+		}
+	}
+	slices.Sort(parts)
+	return fmt.Sprintf("%d of %d entries differ: %s", len(diff), len(want), strings.Join(parts, ", "))
+}
+
+// change is one measured change: the model is changed by mutate, and write
+// writes its new state.
+type change struct {
+	affected []*Service // Services whose views may change
+	moved    int        // a moved node, or -1
+	mutate   func()
+	write    func(context.Context) error
+}
+
+// probeTimeout bounds how long a change may take to reach every watcher it
+// should; settle is how long the harness goes on counting events after.
+const (
+	probeTimeout = 30 * time.Second
+	settle       = 500 * time.Millisecond
+)
+
+// measure makes one change and folds what the watchers saw into d.
+func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
+	units := h.watchedUnits(ch.moved)
+	before := h.m.UnitViews(units, ch.affected)
+	var movedBefore map[int32]uint64
+	if ch.moved >= 0 {
+		u := h.m.Nodes[ch.moved].Unit
+		movedBefore = h.m.UnitViews([]int{u}, h.m.Services)[u]
+	}
+	ch.mutate()
+	after := h.m.UnitViews(units, ch.affected)
+	cpu0, err := h.proc()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for _, w := range h.watchers {
+		unit := h.m.Nodes[w.Index].Unit
+		if w.Index == ch.moved {
+			w.arm(diffViews(movedBefore, h.m.UnitViews([]int{unit}, h.m.Services)[unit]), start)
+			continue
+		}
+		w.arm(diffViews(before[unit], after[unit]), start)
+	}
+	if err := ch.write(ctx); err != nil {
+		return fmt.Errorf("%s: %w", d.Kind, err)
+	}
+	deadline := time.Now().Add(probeTimeout)
+	for time.Now().Before(deadline) && slices.ContainsFunc(h.watchers, (*Watcher).pending) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(settle)
+	cpu1, err := h.proc()
+	if err != nil {
+		return err
+	}
+	probes, bytes := make([]probe, len(h.watchers)), make([]int64, len(h.watchers))
+	for i, w := range h.watchers {
+		probes[i], bytes[i] = w.disarm()
+	}
+	d.add(probes, bytes, cpu1.CPU-cpu0.CPU)
+	return nil
+}
+
+// writeSlice writes a slice's state in the model.
+func (h *Harness) writeSlice(svc *Service, sl *Slice) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).Update(ctx, h.m.SliceObject(svc, sl), metav1.UpdateOptions{})
+		return err
+	}
+}
+
+// flip is a readiness flip of a random endpoint of one of svcs.
+func (h *Harness) flip(svcs []*Service) change {
+	svc := svcs[h.rng.IntN(len(svcs))]
+	var sl *Slice
+	return change{affected: []*Service{svc}, moved: -1,
+		mutate: func() { sl = h.m.FlipEndpoint(svc, h.rng) },
+		write:  func(ctx context.Context) error { return h.writeSlice(svc, sl)(ctx) },
+	}
+}
+
+// moveNode moves a random watched node to another unit.
+func (h *Harness) moveNode() change {
+	node := h.watchers[h.rng.IntN(len(h.watchers))].Index
+	return change{affected: h.m.ServicesOnNode(node), moved: node,
+		mutate: func() { h.m.MoveNode(node, h.rng) },
+		write: func(ctx context.Context) error {
+			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": h.m.NodeLabels(node)}})
+			_, err := h.kube.CoreV1().Nodes().Patch(ctx, h.m.Nodes[node].Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+	}
+}
+
+// annotate turns a random any-match Service into an ordered one.
+func (h *Harness) annotate() change {
+	svcs := h.m.ServicesOf(ModeAnyMatch, false)
+	svc := svcs[h.rng.IntN(len(svcs))]
+	return change{affected: []*Service{svc}, moved: -1,
+		mutate: func() { h.m.SetMode(svc, ModeOrdered) },
+		write: func(ctx context.Context) error {
+			patch, _ := json.Marshal(ModePatch(ModeOrdered))
+			_, err := h.kube.CoreV1().Services(h.m.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		},
+	}
+}

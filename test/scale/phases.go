@@ -1,0 +1,271 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// Kinds of change, as the table names them.
+const (
+	KindMove      = "node moved to another unit"
+	KindAnyMatch  = "flip: any-match 20-endpoint Service"
+	KindOrdered   = "flip: ordered 20-endpoint Service"
+	KindNone      = "flip: unannotated 20-endpoint Service"
+	KindBig       = "flip: the unannotated big Service"
+	KindAnnotate  = "Service annotation change (any-match to ordered)"
+	KindNonePaged = "flip: unannotated 20-endpoint Service, paged list looping"
+)
+
+// changes measures each kind of change Repeats times.
+func (h *Harness) changes(ctx context.Context) error {
+	services := func(mode Mode, big bool) func() change {
+		return func() change { return h.flip(h.m.ServicesOf(mode, big)) }
+	}
+	for _, kind := range []struct {
+		name string
+		make func() change
+	}{
+		{KindMove, h.moveNode},
+		{KindAnyMatch, services(ModeAnyMatch, false)},
+		{KindOrdered, services(ModeOrdered, false)},
+		{KindNone, services(ModeNone, false)},
+		{KindBig, services(ModeNone, true)},
+		{KindAnnotate, h.annotate},
+	} {
+		d := &Delivery{Kind: kind.name}
+		for range h.cfg.Repeats {
+			if err := h.measure(ctx, d, kind.make()); err != nil {
+				return err
+			}
+		}
+		h.logf("%s: %d/%d watchers current, %d reached, %d B each, p50 %s p99 %s max %s, %.2f CPU-s",
+			d.Kind, d.Done, d.Expected, d.Reached, d.BytesPerReached(), d.Percentile(0.5), d.Percentile(0.99), d.Percentile(1), d.CPU.Seconds())
+		if d.Done < d.Expected {
+			h.R.fail("%s: %d of %d watchers did not reach the model's views within %s", d.Kind, d.Expected-d.Done, d.Expected, probeTimeout)
+		}
+		h.R.Deliveries = append(h.R.Deliveries, d)
+	}
+	return h.pagedList(ctx)
+}
+
+// pagedList measures the unannotated flip again while a cluster-wide list
+// pages through every view (limit=500) in a loop.
+func (h *Harness) pagedList(ctx context.Context) error {
+	loopCtx, stop := context.WithCancel(ctx)
+	var pages atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() { h.pagedListLoop(loopCtx, &pages) })
+	d := &Delivery{Kind: KindNonePaged}
+	var err error
+	for range h.cfg.Repeats {
+		if err = h.measure(ctx, d, h.flip(h.m.ServicesOf(ModeNone, false))); err != nil {
+			break
+		}
+	}
+	stop()
+	wg.Wait()
+	h.R.Deliveries = append(h.R.Deliveries, d)
+	h.R.ListPages = pages.Load()
+	h.logf("%s: p99 %s, %d pages listed meanwhile", d.Kind, d.Percentile(0.99), h.R.ListPages)
+	return err
+}
+
+func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
+	cont := ""
+	for ctx.Err() == nil {
+		query := url.Values{"limit": {"500"}}
+		if cont != "" {
+			query.Set("continue", cont)
+		}
+		resp, err := h.c.get(ctx, query)
+		if err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		// Only the continue token is needed; the items are skipped.
+		var list struct {
+			Metadata struct {
+				Continue string `json:"continue"`
+			} `json:"metadata"`
+		}
+		if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&list) == nil {
+			pages.Add(1)
+			cont = list.Metadata.Continue
+		} else {
+			cont = "" // an expired token starts over
+		}
+		resp.Body.Close()
+	}
+}
+
+// resume stops edge-00000's watcher, makes 1,000 changes — flips, one in
+// ten of the big Service, which changes every node's views — and resumes
+// the watch from the resourceVersion it had.
+func (h *Harness) resume(ctx context.Context) error {
+	const changes = 1000
+	w := h.watchers[0]
+	w.Stop()
+	rv, expired, lists := w.ResourceVersion(), w.expired.Load(), w.lists.Load()
+	big := h.m.ServicesOf(ModeNone, true)[0]
+	var jobs []job
+	for i := range changes {
+		svc := big
+		if i%10 != 0 {
+			svc = h.m.Services[h.rng.IntN(len(h.m.Services)-1)]
+		}
+		obj := h.m.SliceObject(svc, h.m.FlipEndpoint(svc, h.rng))
+		jobs = append(jobs, job{key: "slice/" + obj.Name, write: func(ctx context.Context) error {
+			_, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).Update(ctx, obj, metav1.UpdateOptions{})
+			return err
+		}})
+	}
+	if err := runJobs(ctx, jobs); err != nil {
+		return fmt.Errorf("making %d changes: %w", changes, err)
+	}
+	lastWrite := time.Now()
+	w.Start(ctx)
+	current, stale := h.waitCurrent(ctx, lastWrite, fmt.Sprintf("after %d changes and %s's resume", changes, w.Node))
+	r := h.R
+	r.ResumeNode, r.ResumeRV = w.Node, rv
+	r.Resume410 = w.expired.Load() > expired
+	r.ResumeRelisted = w.lists.Load() > lists
+	r.ResumeEqual = stale == 0
+	r.ResumeCurrent = current
+	if r.Resume410 {
+		r.fail("%s got 410 resuming from resourceVersion %s after %d changes", w.Node, rv, changes)
+	}
+	st, err := h.proc()
+	if err != nil {
+		return err
+	}
+	r.SteadyRSS, r.PeakRSS = st.RSS, max(r.PeakRSS, st.PeakRSS)
+	return nil
+}
+
+// wrapper runs gridview-wrapper for edge-00000 until it has synced and
+// reads its RSS and the bytes it read upstream (its own metric).
+func (h *Harness) wrapper(ctx context.Context) error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cacheDir, err := os.MkdirTemp("", "gridview-scale-wrapper-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(cacheDir)
+	node := h.m.Nodes[0].Name
+	proc, err := h.cluster.StartWrapper(ctx, node, addr, cacheDir)
+	if err != nil {
+		return fmt.Errorf("starting gridview-wrapper for %s: %w", node, err)
+	}
+	defer proc.Stop()
+	// Synced: what it read upstream stopped growing for three polls.
+	var last, same int64
+	for deadline := time.Now().Add(2 * time.Minute); same < 3 && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		n, err := wrapperUpstreamBytes(ctx, addr)
+		if err != nil {
+			return err
+		}
+		if n > 0 && n == last {
+			same++
+		} else {
+			same = 0
+		}
+		last = n
+	}
+	st, err := localcluster.ReadProcStat(proc.Pid())
+	if err != nil {
+		return err
+	}
+	h.R.WrapperNode, h.R.WrapperRSS, h.R.WrapperBytes = node, st.RSS, last
+	h.logf("gridview-wrapper for %s: RSS %d MiB, %d bytes read upstream", node, st.RSS>>20, last)
+	return nil
+}
+
+// wrapperUpstreamBytes reads gridview_wrapper_upstream_received_bytes_total.
+func wrapperUpstreamBytes(ctx context.Context, addr string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("reading the wrapper's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		if value, ok := strings.CutPrefix(scanner.Text(), "gridview_wrapper_upstream_received_bytes_total "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+			return int64(f), err
+		}
+	}
+	return 0, fmt.Errorf("the wrapper's metrics have no gridview_wrapper_upstream_received_bytes_total")
+}
+
+// restart stops gridview-apiserver and starts it again, timing until it is
+// ready (its /readyz, then its group served through the aggregator) and
+// until every watcher is current again.
+func (h *Harness) restart(ctx context.Context) error {
+	lists := h.totalLists()
+	if err := h.cluster.StopGridview(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := h.cluster.StartGridview(ctx); err != nil {
+		return fmt.Errorf("restarting gridview-apiserver: %w", err)
+	}
+	r := h.R
+	r.RestartReady = time.Since(start)
+	r.RestartCurrent, r.RestartStale = h.waitCurrent(ctx, start, "after a restart")
+	r.RestartRelists = h.totalLists() - lists
+	st, err := h.proc()
+	if err != nil {
+		return err
+	}
+	r.FreshRSS = st.RSS
+	return nil
+}
+
+func (h *Harness) totalLists() int64 {
+	var n int64
+	for _, w := range h.watchers {
+		n += w.lists.Load()
+	}
+	return n
+}

@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+)
+
+// Results is what a run measured; zero values are phases not reached.
+type Results struct {
+	Config   Config
+	Scenario string
+
+	Objects       int
+	WriteTime     time.Duration
+	IngestCurrent time.Duration // from the last write
+	IngestStale   int           // watchers not current at the timeout
+	IngestCPU     time.Duration
+	IngestRSS     int64
+	PeakRSS       int64 // VmHWM, the whole run before the restart
+
+	Deliveries []*Delivery
+	ListPages  int64
+	// BigSliceBytes is one slice of the big Service in JSON: what vanilla
+	// kube-proxy reads of a flip in it.
+	BigSliceBytes int
+
+	ResumeNode, ResumeRV string
+	Resume410            bool
+	ResumeRelisted       bool
+	ResumeEqual          bool
+	ResumeCurrent        time.Duration
+	SteadyRSS            int64
+
+	WrapperNode  string
+	WrapperRSS   int64
+	WrapperBytes int64
+
+	RestartReady   time.Duration
+	RestartCurrent time.Duration
+	RestartStale   int
+	RestartRelists int64
+	FreshRSS       int64
+
+	mu       sync.Mutex
+	Failures []string // correctness checks that failed
+}
+
+func (r *Results) fail(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
+}
+
+// row is one line of the table.
+type row struct{ what, measured, target, verdict string }
+
+// verdict is PASS or FAIL, or empty where no figure was measured.
+func verdict(measured bool, ok bool) string {
+	switch {
+	case !measured:
+		return "not measured"
+	case ok:
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+const (
+	kb  = 1000
+	mib = 1 << 20
+	gib = 1 << 30
+)
+
+func mb(n int64) string { return fmt.Sprintf("%d MiB", n/mib) }
+
+func ms(d time.Duration) string {
+	if d >= 10*time.Second {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func (r *Results) delivery(kind string) *Delivery {
+	for _, d := range r.Deliveries {
+		if d.Kind == kind {
+			return d
+		}
+	}
+	return nil
+}
+
+// rows turns the results into the table, with issue 12's targets.
+func (r *Results) rows() []row {
+	watchers := r.Config.Watchers
+	rows := []row{
+		{"all objects written through kube-apiserver", fmt.Sprintf("%s (%d objects)", ms(r.WriteTime), r.Objects), "", ""},
+	}
+	rows = append(rows,
+		row{"every watched node's views current, after the last write", fmt.Sprintf("%s; gridview-apiserver %.1f CPU-s from the first write", currentText(r.IngestCurrent, r.IngestStale), r.IngestCPU.Seconds()),
+			"≤ 30 s", verdict(r.WriteTime > 0, r.IngestStale == 0 && r.IngestCurrent <= 30*time.Second)},
+		row{"gridview-apiserver RSS peak (VmHWM)", mb(r.PeakRSS), "≤ 1 GiB", verdict(r.PeakRSS > 0, r.PeakRSS <= gib)},
+		row{"gridview-apiserver RSS after ingest / after churn", mb(r.IngestRSS) + " / " + mb(r.SteadyRSS), "≤ 1 GiB", verdict(r.SteadyRSS > 0, r.SteadyRSS <= gib)},
+	)
+	for _, d := range r.Deliveries {
+		rows = append(rows, r.deliveryRow(d, watchers))
+	}
+	if quiet, busy := r.delivery(KindNone), r.delivery(KindNonePaged); quiet != nil && busy != nil {
+		q, b := quiet.Percentile(0.99), busy.Percentile(0.99)
+		rows = append(rows, row{"paged list (limit=500) looping: unannotated flip p99, quiet → looping",
+			fmt.Sprintf("%s → %s (%d pages listed)", ms(q), ms(b), r.ListPages), "≤ 2× quiet", verdict(len(busy.Latencies) > 0, b <= 2*q)})
+	}
+	if r.ResumeRV != "" {
+		rows = append(rows, row{fmt.Sprintf("%s resuming from resourceVersion %s after 1,000 changes", r.ResumeNode, r.ResumeRV),
+			fmt.Sprintf("410: %t, relisted: %t, every watcher equal to the model: %t (%s after the last change)", r.Resume410, r.ResumeRelisted, r.ResumeEqual, ms(r.ResumeCurrent)),
+			"no 410", verdict(true, !r.Resume410 && r.ResumeEqual)})
+	}
+	if r.WrapperRSS > 0 {
+		rows = append(rows, row{"gridview-wrapper of " + r.WrapperNode + ": RSS synced; upstream bytes",
+			fmt.Sprintf("%s; %.1f MB", mb(r.WrapperRSS), float64(r.WrapperBytes)/1e6), "≤ 64 MB", verdict(true, r.WrapperRSS <= 64*mib)})
+	}
+	if r.RestartReady > 0 {
+		rows = append(rows,
+			row{"restart to ready (process start to group served)", ms(r.RestartReady), "≤ 10 s", verdict(true, r.RestartReady <= 10*time.Second)},
+			row{"restart to every view current", fmt.Sprintf("%s (%d relists)", currentText(r.RestartCurrent, r.RestartStale), r.RestartRelists), "", ""},
+			row{"RSS after churn vs fresh after restart", fmt.Sprintf("%s vs %s", mb(r.SteadyRSS), mb(r.FreshRSS)), "within 25 %",
+				verdict(r.FreshRSS > 0, r.FreshRSS > 0 && float64(r.SteadyRSS) <= 1.25*float64(r.FreshRSS))},
+		)
+	}
+	return rows
+}
+
+// currentText says how long views took to be current, or how many watchers
+// never got there.
+func currentText(took time.Duration, stale int) string {
+	if stale > 0 {
+		return fmt.Sprintf("never: %d watchers stale at the timeout", stale)
+	}
+	return ms(took)
+}
+
+// deliveryRow renders one kind of change with its target.
+func (r *Results) deliveryRow(d *Delivery, watchers int) row {
+	measured := fmt.Sprintf("%d changes: %d/%d watchers current, %d reached, %.1f KB each; p50 %s, p99 %s, max %s; %.2f CPU-s",
+		d.Changes, d.Done, d.Expected, d.Reached, float64(d.BytesPerReached())/kb,
+		ms(d.Percentile(0.5)), ms(d.Percentile(0.99)), ms(d.Percentile(1)), d.CPU.Seconds())
+	ok := d.Done == d.Expected
+	target := "all current"
+	switch d.Kind {
+	case KindMove:
+		target, ok = "p99 ≤ 100 ms", ok && d.Percentile(0.99) <= 100*time.Millisecond
+	case KindNone:
+		target, ok = "p99 ≤ 500 ms", ok && d.Percentile(0.99) <= 500*time.Millisecond
+	case KindBig:
+		measured += fmt.Sprintf(" (vanilla kube-proxy: the slice, %.1f KB)", float64(r.BigSliceBytes)/kb)
+		target = fmt.Sprintf("≤ 20 KB each, all %d reached, p99 ≤ 1 s", watchers)
+		ok = ok && d.BytesPerReached() <= 20*kb && d.Reached == watchers*d.Changes && d.Percentile(0.99) <= time.Second
+	}
+	return row{d.Kind, measured, target, verdict(d.Changes > 0, ok)}
+}
+
+// Text renders the table aligned, for the log.
+func (r *Results) Text() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WHAT\tMEASURED\tTARGET\t")
+	for _, row := range r.rows() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.what, row.measured, row.target, row.verdict)
+	}
+	tw.Flush()
+	return r.Scenario + "\n" + b.String()
+}
+
+// Markdown renders the table for docs/performance.md.
+func (r *Results) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n| what | measured | target | |\n| --- | --- | --- | --- |\n", r.Scenario)
+	for _, row := range r.rows() {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.what, row.measured, row.target, row.verdict)
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(&b, "\ncorrectness: %s", f)
+	}
+	return b.String()
+}

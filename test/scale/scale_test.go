@@ -1,0 +1,90 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// TestScale is `make scale` (SCALE=edge-10k) and, with SCALE=edge-1k and
+// GRIDVIEW_SCALE_STRICT=1, part of `make test`. Without SCALE it is skipped,
+// so that `go test ./...` does not start a control plane.
+func TestScale(t *testing.T) {
+	cfg, ok, err := ConfigFromEnv()
+	if !ok {
+		t.Skip("the scale harness runs with SCALE=edge-1k or SCALE=edge-10k: `make scale` or `make test-scale`")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := localcluster.FindRepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	binDir := os.Getenv("GRIDVIEW_BIN_DIR")
+	if binDir == "" {
+		binDir = filepath.Join(root, "_output", "bin")
+	}
+	if err := localcluster.Preflight(binDir); err != nil {
+		t.Fatalf("the scale harness needs a local control plane; run it as root with `make scale` (or `make tools build` first): %v", err)
+	}
+	logDir := filepath.Join(root, "_output", "scale-logs")
+	if err := os.RemoveAll(logDir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "%s scale: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
+	cluster, err := localcluster.Start(startCtx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: logf})
+	startCancel()
+	if err != nil {
+		t.Fatalf("starting the local control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stopping the local control plane: %v", err)
+		}
+	})
+	h, err := NewHarness(cfg, cluster, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runErr := h.Run(ctx)
+	h.Stop()
+	// The table either way: a harness error still leaves what was measured.
+	fmt.Printf("\n%s\n%s\n\n", h.R.Text(), h.R.Markdown())
+	if runErr != nil {
+		t.Fatalf("the scale harness failed (logs in %s): %v", logDir, runErr)
+	}
+	for _, f := range h.R.Failures {
+		if cfg.Strict {
+			t.Errorf("correctness: %s", f)
+		} else {
+			t.Logf("correctness: %s", f)
+		}
+	}
+}
