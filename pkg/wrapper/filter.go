@@ -17,7 +17,6 @@ limitations under the License.
 package wrapper
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,18 +34,19 @@ type filter struct {
 
 var _ watchstream.Filter = &filter{}
 
+// Matches reads the objects the state keeps; a watch sees no others.
 func (f *filter) Matches(obj runtime.Object) bool {
-	if kindOf(obj) != f.kind {
+	s, ok := obj.(*stored)
+	if !ok || s.kind != f.kind {
 		return false
 	}
-	m := obj.(metav1.Object)
-	if f.namespace != "" && m.GetNamespace() != f.namespace {
+	if f.namespace != "" && s.namespace != f.namespace {
 		return false
 	}
-	if f.labels != nil && !f.labels.Matches(labels.Set(m.GetLabels())) {
+	if f.labels != nil && !f.labels.Matches(storedLabels(s.labels)) {
 		return false
 	}
-	return f.fields == nil || f.fields.Matches(f.kind.fields(obj))
+	return f.fields == nil || f.fields.Matches(storedFields{s})
 }
 
 // Shard: watchers are indexed by the kind they watch.

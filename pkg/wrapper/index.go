@@ -17,45 +17,98 @@ limitations under the License.
 package wrapper
 
 import (
-	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
+// viewRecord is what the wrapper keeps of a NodeEndpoints: whose view of
+// which slice of which Service it is, and the EndpointSlice it renders,
+// encoded. The Service's labels and creation time name its Endpoints while
+// the Service itself is not known.
+type viewRecord struct {
+	name      types.NamespacedName
+	node      string
+	service   string
+	sliceName string
+	slice     *stored
+	// labels are compact (compactLabels).
+	labels  []string
+	created metav1.Time
+}
+
+// recordView renders a NodeEndpoints; a record passes through.
+func recordView(obj any) (any, error) {
+	switch obj := obj.(type) {
+	case *viewRecord:
+		return obj, nil
+	case *topologyv1alpha1.NodeEndpoints:
+		slice, err := store(renderSlice(obj))
+		if err != nil {
+			return nil, err
+		}
+		return &viewRecord{
+			name: types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}, node: obj.NodeName, service: obj.ServiceName,
+			slice: slice, labels: compactLabels(obj.Labels), created: obj.CreationTimestamp, sliceName: obj.Slice.Name,
+		}, nil
+	}
+	return nil, errNotRecorded(obj)
+}
+
+func (r *viewRecord) serviceKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: r.name.Namespace, Name: r.service}
+}
+
+// serviceRecord is what the wrapper keeps of a Service besides the Service
+// it serves: what its Endpoints object needs.
+type serviceRecord struct {
+	key      types.NamespacedName
+	service  *stored
+	external bool
+	// labels are compact (compactLabels).
+	labels  []string
+	created metav1.Time
+}
+
+// recordService encodes a Service; a record passes through.
+func recordService(obj any) (any, error) {
+	switch obj := obj.(type) {
+	case *serviceRecord:
+		return obj, nil
+	case *corev1.Service:
+		if _, err := compact(obj); err != nil {
+			return nil, err
+		}
+		svc, err := store(obj)
+		if err != nil {
+			return nil, err
+		}
+		return &serviceRecord{
+			key: keyOf(obj), service: svc, external: obj.Spec.Type == corev1.ServiceTypeExternalName,
+			labels: compactLabels(obj.Labels), created: obj.CreationTimestamp,
+		}, nil
+	}
+	return nil, errNotRecorded(obj)
+}
+
 // serviceViews is what the wrapper keeps of one Service: the Service and
 // this node's views of its slices, each rendered once, and what it serves
-// for them. A view changes one slice: only that slice is rendered again,
-// and the Endpoints object is assembled from the subsets already rendered,
-// sharing them with its previous version.
+// for them. A view changes one slice: only that slice is encoded and
+// published again, and the Endpoints object, assembled from the slices when
+// served, shares them with its previous version.
 type serviceViews struct {
 	// service is nil while the Service is not known.
-	service *corev1.Service
-	// views are by slice name.
-	views map[string]*renderedView
-	// served are the EndpointSlices served for the Service, by name: the
-	// rendered ones, or the local endpoint's.
-	served map[string]*discoveryv1.EndpointSlice
-}
-
-// renderedView is a view and what it renders into.
-type renderedView struct {
-	view   *topologyv1alpha1.NodeEndpoints
-	slice  *discoveryv1.EndpointSlice
-	subset corev1.EndpointSubset
-	// hasSubset is false for a slice with no endpoint.
-	hasSubset bool
-}
-
-func newRenderedView(view *topologyv1alpha1.NodeEndpoints) *renderedView {
-	r := &renderedView{view: view, slice: renderSlice(view)}
-	r.subset, r.hasSubset = renderSubset(r.slice)
-	return r
+	service *serviceRecord
+	// views are sorted by slice name.
+	views []*viewRecord
+	// served are the EndpointSlices served for the Service, sorted by name:
+	// the views', or the local endpoint's.
+	served []*stored
 }
 
 // hasEndpoints says whether a Service has an Endpoints object: every Service
@@ -63,7 +116,7 @@ func newRenderedView(view *topologyv1alpha1.NodeEndpoints) *renderedView {
 // and a view received for a Service not known yet has one too.
 func (sv *serviceViews) hasEndpoints() bool {
 	if sv.service != nil {
-		return sv.service.Spec.Type != corev1.ServiceTypeExternalName
+		return !sv.service.external
 	}
 	return len(sv.views) > 0
 }
@@ -72,107 +125,112 @@ func (sv *serviceViews) hasEndpoints() bool {
 // Service's labels, as views carry them.
 func (sv *serviceViews) endpointsMeta(key types.NamespacedName) metav1.ObjectMeta {
 	meta := metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}
-	if sv.service != nil {
-		meta.Labels, meta.CreationTimestamp = sv.service.Labels, sv.service.CreationTimestamp
-		return meta
-	}
-	for _, name := range slices.Sorted(maps.Keys(sv.views)) {
-		meta.Labels, meta.CreationTimestamp = sv.views[name].view.Labels, sv.views[name].view.CreationTimestamp
-		break
+	switch {
+	case sv.service != nil:
+		meta.Labels, meta.CreationTimestamp = labelMap(sv.service.labels), sv.service.created
+	case len(sv.views) > 0:
+		meta.Labels, meta.CreationTimestamp = labelMap(sv.views[0].labels), sv.views[0].created
 	}
 	return meta
 }
 
-// serviceOf is the Service a view is of.
-func serviceOf(view *topologyv1alpha1.NodeEndpoints) types.NamespacedName {
-	return types.NamespacedName{Namespace: view.Namespace, Name: view.ServiceName}
+func (sv *serviceViews) find(slice string) (int, bool) {
+	return slices.BinarySearchFunc(sv.views, slice, func(v *viewRecord, slice string) int { return strings.Compare(v.sliceName, slice) })
 }
 
 // viewsOf returns the record of a Service, made when missing.
 func (u *Upstream) viewsOf(key types.NamespacedName) *serviceViews {
 	sv, ok := u.services[key]
 	if !ok {
-		sv = &serviceViews{views: map[string]*renderedView{}, served: map[string]*discoveryv1.EndpointSlice{}}
+		sv = &serviceViews{}
 		u.services[key] = sv
 	}
 	return sv
 }
 
-// putView records a view of this node, replacing the one of the same slice,
+// putView records a view of this node, replacing the one of the same name,
 // and serves its Service again. Callers hold u.mu.
-func (u *Upstream) putView(view *topologyv1alpha1.NodeEndpoints) {
-	key := serviceOf(view)
-	sv := u.viewsOf(key)
-	if old, ok := sv.views[view.Slice.Name]; ok && old.view == view {
-		return
+func (u *Upstream) putView(r *viewRecord) {
+	if old, ok := u.views[r.name]; ok {
+		if old == r {
+			return
+		}
+		if old.serviceKey() != r.serviceKey() || old.sliceName != r.sliceName {
+			u.removeView(old.name)
+		}
 	}
-	sv.views[view.Slice.Name] = newRenderedView(view)
+	u.views[r.name] = r
+	key := r.serviceKey()
+	sv := u.viewsOf(key)
+	if i, ok := sv.find(r.sliceName); ok {
+		sv.views[i] = r
+	} else {
+		sv.views = slices.Insert(sv.views, i, r)
+	}
 	u.serve(key)
 }
 
-// removeView forgets a view, as it was received, and serves its Service
-// again. Callers hold u.mu.
-func (u *Upstream) removeView(view *topologyv1alpha1.NodeEndpoints) {
-	key := serviceOf(view)
-	sv, ok := u.services[key]
+// removeView forgets a view by its name and serves its Service again.
+// Callers hold u.mu.
+func (u *Upstream) removeView(name types.NamespacedName) {
+	r, ok := u.views[name]
 	if !ok {
 		return
 	}
-	if _, ok := sv.views[view.Slice.Name]; !ok {
-		return
+	delete(u.views, name)
+	key := r.serviceKey()
+	sv := u.services[key]
+	if i, ok := sv.find(r.sliceName); ok && sv.views[i] == r {
+		sv.views = slices.Delete(sv.views, i, i+1)
 	}
-	delete(sv.views, view.Slice.Name)
 	u.serve(key)
 }
 
 // putService records a Service and serves it; nil forgets it. Callers hold
 // u.mu.
-func (u *Upstream) putService(key types.NamespacedName, svc *corev1.Service) {
-	if svc != nil {
-		u.state.Set(svc)
+func (u *Upstream) putService(key types.NamespacedName, r *serviceRecord) {
+	if r != nil {
+		u.state.SetStored(r.service)
 	} else {
 		u.state.Delete(services, key)
 	}
-	u.viewsOf(key).service = svc
+	u.viewsOf(key).service = r
 	u.serve(key)
 }
 
 // serve brings what the state serves for a Service in line with what the
 // wrapper knows of it: its EndpointSlices, the local endpoint's for
-// default/kubernetes when one is active, and its Endpoints. Only the slices
-// rendered again are compared and published. Callers hold u.mu.
+// default/kubernetes when one is active, and its Endpoints. Only slices
+// that changed are published. Callers hold u.mu.
 func (u *Upstream) serve(key types.NamespacedName) {
 	sv := u.services[key]
-	names := slices.Sorted(maps.Keys(sv.views))
-	want := make(map[string]*discoveryv1.EndpointSlice, len(names))
-	var subsets []corev1.EndpointSubset
+	var want []*stored
 	if key == kubernetesService && u.local.active != nil {
-		slice := u.local.slice(key, sv, names)
-		want[slice.Name] = slice
-		subset, _ := renderSubset(slice)
-		subsets = append(subsets, subset)
+		local := u.local.slice(key, sv)
+		if !slices.Contains(sv.served, local) {
+			local = u.state.SetStored(local)
+			u.local.served = local
+		}
+		want = []*stored{local}
 	} else {
-		for _, name := range names {
-			r := sv.views[name]
-			want[name] = r.slice
-			if r.hasSubset {
-				subsets = append(subsets, r.subset)
+		want = make([]*stored, 0, len(sv.views))
+		for _, v := range sv.views {
+			if !slices.Contains(sv.served, v.slice) {
+				// The same content served already stays, and the view
+				// refers to it.
+				v.slice = u.state.SetStored(v.slice)
 			}
+			want = append(want, v.slice)
 		}
 	}
-	for name, slice := range want {
-		if sv.served[name] != slice {
-			u.state.Set(slice)
-		}
-	}
-	for name := range sv.served {
-		if _, ok := want[name]; !ok {
-			u.state.Delete(endpointSlices, types.NamespacedName{Namespace: key.Namespace, Name: name})
+	for _, old := range sv.served {
+		if !slices.ContainsFunc(want, func(s *stored) bool { return s.name == old.name }) {
+			u.state.Delete(endpointSlices, old.key())
 		}
 	}
 	sv.served = want
 	if sv.hasEndpoints() {
-		u.state.Set(renderEndpoints(sv.endpointsMeta(key), subsets))
+		u.state.SetStored(storeEndpoints(sv.endpointsMeta(key), want))
 	} else {
 		u.state.Delete(endpoints, key)
 	}
@@ -181,19 +239,19 @@ func (u *Upstream) serve(key types.NamespacedName) {
 	}
 }
 
-// dropUnrendered stops serving the EndpointSlices and Endpoints the index
-// does not render: those loaded from the cache that went while the wrapper
-// was away. Callers hold u.mu.
+// dropUnrendered stops serving the Services, EndpointSlices and Endpoints
+// the index does not hold: those loaded from the cache that went while the
+// wrapper was away. Callers hold u.mu.
 func (u *Upstream) dropUnrendered() {
-	slices, legacy := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
+	svcs, slices, legacy := map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}, map[types.NamespacedName]bool{}
 	for key, sv := range u.services {
-		for name := range sv.served {
-			slices[types.NamespacedName{Namespace: key.Namespace, Name: name}] = true
+		svcs[key] = sv.service != nil
+		for _, slice := range sv.served {
+			slices[slice.key()] = true
 		}
-		if sv.hasEndpoints() {
-			legacy[key] = true
-		}
+		legacy[key] = sv.hasEndpoints()
 	}
+	u.state.Retain(services, svcs)
 	u.state.Retain(endpointSlices, slices)
 	u.state.Retain(endpoints, legacy)
 }

@@ -21,6 +21,7 @@ limitations under the License.
 package wrapper
 
 import (
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,7 +29,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -39,57 +39,57 @@ type kind struct {
 	namespaced bool
 	newObject  func() runtime.Object
 	newList    func() runtime.Object
-	// fields are the field selector labels the kind supports.
-	fields func(obj runtime.Object) fields.Set
+	// extraFieldNames are the field selector labels the kind supports
+	// besides metadata.name and metadata.namespace, and extraFields reads
+	// their values, in the same order.
+	extraFieldNames []string
+	extraFields     func(obj runtime.Object) []string
 }
 
-func metaFields(obj runtime.Object) fields.Set {
-	m := obj.(metav1.Object)
-	return fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
+// supportsField says whether the kind's objects can be selected by field.
+func (k *kind) supportsField(field string) bool {
+	return field == "metadata.name" || field == "metadata.namespace" || slices.Contains(k.extraFieldNames, field)
 }
 
 var (
 	services = &kind{
 		gvr: corev1.SchemeGroupVersion.WithResource("services"), namespaced: true,
-		newObject: func() runtime.Object { return &corev1.Service{} },
-		newList:   func() runtime.Object { return &corev1.ServiceList{} },
-		fields: func(obj runtime.Object) fields.Set {
-			set := metaFields(obj)
-			set["spec.clusterIP"] = obj.(*corev1.Service).Spec.ClusterIP
-			set["spec.type"] = string(obj.(*corev1.Service).Spec.Type)
-			return set
+		newObject:       func() runtime.Object { return &corev1.Service{} },
+		newList:         func() runtime.Object { return &corev1.ServiceList{} },
+		extraFieldNames: []string{"spec.clusterIP", "spec.type"},
+		extraFields: func(obj runtime.Object) []string {
+			spec := &obj.(*corev1.Service).Spec
+			return []string{spec.ClusterIP, string(spec.Type)}
 		},
 	}
 	endpoints = &kind{
 		gvr: corev1.SchemeGroupVersion.WithResource("endpoints"), namespaced: true,
 		newObject: func() runtime.Object { return &corev1.Endpoints{} },
 		newList:   func() runtime.Object { return &corev1.EndpointsList{} },
-		fields:    metaFields,
 	}
 	endpointSlices = &kind{
 		gvr: discoveryv1.SchemeGroupVersion.WithResource("endpointslices"), namespaced: true,
 		newObject: func() runtime.Object { return &discoveryv1.EndpointSlice{} },
 		newList:   func() runtime.Object { return &discoveryv1.EndpointSliceList{} },
-		fields:    metaFields,
 	}
 	nodes = &kind{
 		gvr:       corev1.SchemeGroupVersion.WithResource("nodes"),
 		newObject: func() runtime.Object { return &corev1.Node{} },
 		newList:   func() runtime.Object { return &corev1.NodeList{} },
-		fields:    metaFields,
 	}
 	serviceCIDRs = &kind{
 		gvr:       networkingv1.SchemeGroupVersion.WithResource("servicecidrs"),
 		newObject: func() runtime.Object { return &networkingv1.ServiceCIDR{} },
 		newList:   func() runtime.Object { return &networkingv1.ServiceCIDRList{} },
-		fields:    metaFields,
 	}
 	kinds = []*kind{services, endpoints, endpointSlices, nodes, serviceCIDRs}
 )
 
 // kindOf is the served kind of an object.
 func kindOf(obj runtime.Object) *kind {
-	switch obj.(type) {
+	switch obj := obj.(type) {
+	case *stored:
+		return obj.kind
 	case *corev1.Service:
 		return services
 	case *corev1.Endpoints:

@@ -25,7 +25,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -120,23 +119,25 @@ type localEndpoints struct {
 	active *LocalEndpoint
 	// served is the slice last served for the active endpoint: served again
 	// as long as it would not change, so that it is not published again.
-	served *discoveryv1.EndpointSlice
+	served *stored
 	// warned holds the bad annotation values already logged.
 	warned map[string]bool
 }
 
 // slice is the EndpointSlice serving the active local endpoint for a
-// Service whose views' slices are names, sorted.
-func (l *localEndpoints) slice(key types.NamespacedName, sv *serviceViews, names []string) *discoveryv1.EndpointSlice {
+// Service, in place of the first slice of its views.
+func (l *localEndpoints) slice(key types.NamespacedName, sv *serviceViews) *stored {
 	var first *discoveryv1.EndpointSlice
-	if len(names) > 0 {
-		first = sv.views[names[0]].slice
+	if len(sv.views) > 0 {
+		first = sv.views[0].slice.object().(*discoveryv1.EndpointSlice)
 	}
-	slice := localSlice(key.Namespace, first, *l.active)
-	if l.served != nil && apiequality.Semantic.DeepEqual(l.served, slice) {
+	slice, err := store(localSlice(key.Namespace, first, *l.active))
+	if err != nil {
+		panic(err) // EndpointSlices encode
+	}
+	if l.served != nil && l.served.sameContent(slice) {
 		return l.served
 	}
-	l.served = slice
 	return slice
 }
 

@@ -29,14 +29,23 @@ import (
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
-// Snapshot returns every served object and the resourceVersion they are at.
-// The objects are the served ones, shared and never modified: readers must
-// not modify them either (encoding writes the type meta: copy them with
-// shallowCopy first).
+// Snapshot returns every served object, decoded, and the resourceVersion
+// they are at.
 func (s *State) Snapshot() (uint64, []runtime.Object) {
+	rv, kept := s.storedSnapshot()
+	out := make([]runtime.Object, 0, len(kept))
+	for _, one := range kept {
+		out = append(out, one.object())
+	}
+	return rv, out
+}
+
+// storedSnapshot returns every served object as the state keeps it, sorted
+// by kind and key, and the resourceVersion they are at.
+func (s *State) storedSnapshot() (uint64, []*stored) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []runtime.Object
+	var out []*stored
 	for _, k := range kinds {
 		out = append(out, s.selected(&filter{kind: k})...)
 	}
@@ -44,55 +53,72 @@ func (s *State) Snapshot() (uint64, []runtime.Object) {
 }
 
 // selected returns the served objects a filter selects, sorted by key.
-func (s *State) selected(f *filter) []runtime.Object {
-	keys := make([]types.NamespacedName, 0, len(s.objects[f.kind]))
-	for key, obj := range s.objects[f.kind] {
+func (s *State) selected(f *filter) []*stored {
+	out := make([]*stored, 0, len(s.objects[f.kind]))
+	for _, obj := range s.objects[f.kind] {
 		if f.Matches(obj) {
-			keys = append(keys, key)
+			out = append(out, obj)
 		}
 	}
-	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
-		if a.Namespace != b.Namespace {
-			return strings.Compare(a.Namespace, b.Namespace)
+	slices.SortFunc(out, func(a, b *stored) int {
+		if a.namespace != b.namespace {
+			return strings.Compare(a.namespace, b.namespace)
 		}
-		return strings.Compare(a.Name, b.Name)
+		return strings.Compare(a.name, b.name)
 	})
-	out := make([]runtime.Object, 0, len(keys))
-	for _, key := range keys {
-		out = append(out, s.objects[f.kind][key])
-	}
 	return out
 }
 
 // List returns the selected objects as the kind's list.
 func (s *State) List(f *filter, resourceVersion string) (runtime.Object, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	if _, err := s.stream.RequestedRV(resourceVersion); err != nil {
+		s.mu.RUnlock()
 		return nil, err
 	}
-	return f.kind.list(s.selected(f), s.stream.RV())
+	kept, rv := s.selected(f), s.stream.RV()
+	s.mu.RUnlock()
+	// Decoded without the lock: stored objects never change.
+	items := make([]runtime.Object, 0, len(kept))
+	for _, one := range kept {
+		items = append(items, one.object())
+	}
+	return f.kind.list(items, rv)
 }
 
 // Get returns one served object.
 func (s *State) Get(k *kind, key types.NamespacedName) (runtime.Object, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
 	obj, ok := s.objects[k][key]
+	s.mu.RUnlock()
 	if !ok {
 		return nil, apierrors.NewNotFound(k.gvr.GroupResource(), key.Name)
 	}
-	// Encoding writes the type meta: the served object stays untouched.
-	return shallowCopy(obj), nil
+	return obj.object(), nil
 }
 
-// Watch streams the changes of the selected objects.
+// Watch streams the changes of the selected objects. A watch that starts
+// with the state takes it now, under the lock, and sends it decoded as the
+// client reads.
 func (s *State) Watch(ctx context.Context, f *filter, opts watchstream.WatchOptions) (watch.Interface, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The stream calls the snapshot later, without the lock: take it now.
-	selected := s.selected(f)
-	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return selected })
+	var initial []runtime.Object
+	if startsWithState(opts) {
+		for _, one := range s.selected(f) {
+			initial = append(initial, one)
+		}
+	}
+	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return initial })
+}
+
+// startsWithState says whether a watch starts with the current state rather
+// than the changes after its resourceVersion, as watchstream decides.
+func startsWithState(opts watchstream.WatchOptions) bool {
+	if opts.SendInitialEvents != nil {
+		return *opts.SendInitialEvents
+	}
+	return opts.ResourceVersion == "" || opts.ResourceVersion == "0"
 }
 
 // Close ends every watch of kube-proxy, at shutdown.

@@ -77,11 +77,3 @@ func renderSubset(slice *discoveryv1.EndpointSlice) (corev1.EndpointSubset, bool
 	}
 	return subset, true
 }
-
-// renderEndpoints is the legacy Endpoints object of a Service: one subset
-// per slice that has endpoints, in the order given (by slice name). A
-// Service the node routes to no endpoint of still has one, with no subset,
-// as when a view held no slice.
-func renderEndpoints(meta metav1.ObjectMeta, subsets []corev1.EndpointSubset) *corev1.Endpoints {
-	return &corev1.Endpoints{ObjectMeta: meta, Subsets: subsets}
-}

@@ -22,7 +22,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -38,10 +37,7 @@ func (u *Upstream) Run(ctx context.Context) {
 // sync starts the informers and, once they have synced, makes the state the
 // cluster's.
 func (u *Upstream) sync(ctx context.Context) {
-	u.shared.Start(ctx.Done())
-	u.node.Start(ctx.Done())
-	u.views.Start(ctx.Done())
-	u.apiServer.Start(ctx.Done())
+	u.start(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
 		return
 	}
@@ -58,15 +54,10 @@ func (u *Upstream) reconcile() {
 	cidrs, _ := u.shared.Networking().V1().ServiceCIDRs().Lister().List(everything)
 	u.state.Replace(serviceCIDRs, asObjects(cidrs))
 
-	// The handlers have put every Service and view the informers hold: what
-	// is left to drop is what the cache held and the cluster no longer has.
+	// The sources have put every Service and view listed: what is left to
+	// drop is what the cache held and the cluster no longer has.
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	keep := map[types.NamespacedName]bool{}
-	for key, sv := range u.services {
-		keep[key] = sv.service != nil
-	}
-	u.state.Retain(services, keep)
 	u.dropUnrendered()
 }
 

@@ -139,9 +139,8 @@ func listOptions(req *http.Request, k *kind) (*metainternalversion.ListOptions, 
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("continue: invalid value %.64q: gridview-wrapper serves whole lists and issues no continue tokens", opts.Continue))
 	}
 	if opts.FieldSelector != nil {
-		supported := k.fields(k.newObject())
 		for _, requirement := range opts.FieldSelector.Requirements() {
-			if _, ok := supported[requirement.Field]; !ok {
+			if !k.supportsField(requirement.Field) {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("fieldSelector: field label not supported for %s: %s", k.gvr.Resource, requirement.Field))
 			}
 		}

@@ -22,19 +22,21 @@ import (
 	"sync"
 	"time"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
-// A node's state is small: a few thousand changes of history and a buffer
-// as large as its whole view cover an outage's re-sync.
+// kube-proxy reads the wrapper on loopback and re-watches within moments of
+// its last event or bookmark: a thousand changes of history cover that and
+// bound the superseded objects the history keeps (a watch from further back
+// gets 410 and lists again, locally). A buffer as large as a whole view
+// covers an outage's re-sync.
 const (
-	historySize      = 10_000
+	historySize      = 1_000
 	watcherBuffer    = 10_000
 	bookmarkInterval = 30 * time.Second
 )
@@ -42,34 +44,46 @@ const (
 // State is what the wrapper serves: objects of every served kind, each with
 // a resourceVersion of the wrapper's own, and the stream of their changes.
 // Only changes of content are published, so re-reading the same state
-// upstream, after an outage or a restart, sends kube-proxy nothing.
+// upstream, after an outage or a restart, sends kube-proxy nothing. Objects
+// are kept encoded (stored) and decoded for each reader.
 type State struct {
 	mu      sync.RWMutex
 	stream  *watchstream.Stream
-	objects map[*kind]map[types.NamespacedName]runtime.Object
+	objects map[*kind]map[types.NamespacedName]*stored
 	// synced says the state is complete: loaded from the cache or read
 	// upstream.
 	synced bool
 }
 
-// NewState returns a state at resourceVersion rv holding objects.
+// NewState returns a state at resourceVersion rv holding objects: stored
+// ones, as the cache loads them, or API objects, which keep their
+// resourceVersions.
 func NewState(rv uint64, objects []runtime.Object) *State {
 	options := watchstream.Options{
 		HistorySize:   historySize,
 		WatcherBuffer: watcherBuffer,
-		Copy:          shallowCopy,
+		Copy:          served,
 		Metrics:       watchstream.Metrics{EventsSent: watchEventsSent, Watchers: watchersOpen, CutOff: watchersCutOff},
 	}
 	options.ShardOf = func(obj runtime.Object) string { return kindOf(obj).gvr.Resource }
 	options.Bookmark = func(f watchstream.Filter, rv uint64, end bool) runtime.Object {
 		return f.(*filter).kind.bookmark(rv, end)
 	}
-	s := &State{stream: watchstream.New(rv, options), objects: map[*kind]map[types.NamespacedName]runtime.Object{}}
+	s := &State{stream: watchstream.New(rv, options), objects: map[*kind]map[types.NamespacedName]*stored{}}
 	for _, k := range kinds {
-		s.objects[k] = map[types.NamespacedName]runtime.Object{}
+		s.objects[k] = map[types.NamespacedName]*stored{}
 	}
 	for _, obj := range objects {
-		s.objects[kindOf(obj)][keyOf(obj)] = obj
+		kept, ok := obj.(*stored)
+		if !ok {
+			var err error
+			if kept, err = store(obj); err != nil {
+				klog.ErrorS(err, "Not serving an object")
+				continue
+			}
+			kept.rv, _ = strconv.ParseUint(obj.(metav1.Object).GetResourceVersion(), 10, 64)
+		}
+		s.objects[kept.kind][kept.key()] = kept
 	}
 	for _, k := range kinds {
 		objectsServed.WithLabelValues(k.gvr.Resource).Set(float64(len(s.objects[k])))
@@ -79,48 +93,55 @@ func NewState(rv uint64, objects []runtime.Object) *State {
 }
 
 func keyOf(obj runtime.Object) types.NamespacedName {
+	if s, ok := obj.(*stored); ok {
+		return s.key()
+	}
 	m := obj.(metav1.Object)
 	return types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}
 }
 
-// Set serves obj, unless the same content is served already.
-func (s *State) Set(obj runtime.Object) {
+// Set serves obj, unless the same content is served already, and returns
+// what is served. obj is not modified: it may be an informer's or shared.
+func (s *State) Set(obj runtime.Object) *stored {
+	kept, err := store(obj)
+	if err != nil {
+		klog.ErrorS(err, "Not serving an object")
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.set(obj)
+	return s.set(kept)
 }
 
-func (s *State) set(obj runtime.Object) {
-	k, key := kindOf(obj), keyOf(obj)
+// SetStored serves an object encoded already, which the state takes: the
+// caller keeps it only to compare or assemble.
+func (s *State) SetStored(kept *stored) *stored {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.set(kept)
+}
+
+func (s *State) set(kept *stored) *stored {
+	k, key := kept.kind, kept.key()
 	old := s.objects[k][key]
-	if old != nil && sameContent(old, obj) {
-		return
+	if old != nil && old.sameContent(kept) {
+		return old
 	}
-	served := withoutTypeMeta(obj)
+	if kept.rv != 0 {
+		// Served before, and maybe still read by a watcher: it keeps its
+		// resourceVersion.
+		kept = kept.DeepCopyObject().(*stored)
+	}
 	rv := s.stream.Next()
-	served.(metav1.Object).SetResourceVersion(strconv.FormatUint(rv, 10))
-	s.objects[k][key] = served
+	kept.rv = rv
+	s.objects[k][key] = kept
 	objectsServed.WithLabelValues(k.gvr.Resource).Set(float64(len(s.objects[k])))
-	s.stream.Publish(&watchstream.Event{RV: rv, Old: old, Object: served})
-}
-
-// sameContent compares two objects but for their resourceVersions and type
-// meta.
-func sameContent(a, b runtime.Object) bool {
-	a, b = withoutTypeMeta(a), withoutTypeMeta(b)
-	a.(metav1.Object).SetResourceVersion("")
-	b.(metav1.Object).SetResourceVersion("")
-	return apiequality.Semantic.DeepEqual(a, b)
-}
-
-// withoutTypeMeta copies an object without its type meta, which informers
-// and the cache may or may not fill: encoding sets it. The copy is shallow:
-// served objects, the informers' and the rendered ones share their content,
-// which nothing modifies, so that a node's view is held once.
-func withoutTypeMeta(obj runtime.Object) runtime.Object {
-	out := shallowCopy(obj)
-	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-	return out
+	e := &watchstream.Event{RV: rv, Object: kept}
+	if old != nil {
+		e.Old = old
+	}
+	s.stream.Publish(e)
+	return kept
 }
 
 // shallowCopy copies the top-level struct of an object: enough to set its
@@ -148,20 +169,29 @@ func (s *State) delete(k *kind, key types.NamespacedName) {
 	delete(s.objects[k], key)
 	objectsServed.WithLabelValues(k.gvr.Resource).Set(float64(len(s.objects[k])))
 	rv := s.stream.Next()
-	last := shallowCopy(old)
-	last.(metav1.Object).SetResourceVersion(strconv.FormatUint(rv, 10))
+	last := old.DeepCopyObject().(*stored)
+	last.rv = rv
 	s.stream.Publish(&watchstream.Event{RV: rv, Old: old, Object: last, Gone: true})
 }
 
 // Replace makes objs the served objects of kind k, publishing only the
-// difference, and marks the state synced once every kind has been replaced.
+// difference.
 func (s *State) Replace(k *kind, objs []runtime.Object) {
+	keep := map[types.NamespacedName]bool{}
+	kept := make([]*stored, 0, len(objs))
+	for _, obj := range objs {
+		one, err := store(obj)
+		if err != nil {
+			klog.ErrorS(err, "Not serving an object")
+			continue
+		}
+		keep[one.key()] = true
+		kept = append(kept, one)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keep := map[types.NamespacedName]bool{}
-	for _, obj := range objs {
-		keep[keyOf(obj)] = true
-		s.set(obj)
+	for _, one := range kept {
+		s.set(one)
 	}
 	s.retain(k, keep)
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package wrapper
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -24,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -32,20 +34,25 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
-	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
 )
 
 // Upstream keeps a state current with the cluster: this node's NodeEndpoints
 // (only they cross the WAN, not the cluster's EndpointSlices), the Services,
 // this Node and the ServiceCIDRs. While the cluster cannot be reached, the
-// informers retry and the state stays as it was.
+// reflectors retry and the state stays as it was.
+//
+// NodeEndpoints and Services, nearly all a node holds, are read without an
+// informer cache: each is encoded as it is served and its decoded form is
+// dropped, so the wrapper holds a node's view once, compactly.
 type Upstream struct {
-	state  *State
-	kube   kubernetes.Interface
-	shared informers.SharedInformerFactory
-	node   informers.SharedInformerFactory
-	views  topologyinformers.SharedInformerFactory
-	synced []cache.InformerSynced
+	state    *State
+	kube     kubernetes.Interface
+	gridview versioned.Interface
+	node     informers.SharedInformerFactory
+	shared   informers.SharedInformerFactory
+	synced   []cache.InformerSynced
+
+	viewSource, serviceSource *source
 
 	// nodeName is the node whose views are served; no other's.
 	nodeName string
@@ -54,9 +61,10 @@ type Upstream struct {
 	// EndpointSlice that name an edge-local API server.
 	apiServer informers.SharedInformerFactory
 
-	// mu guards what follows: the Services and this node's views of their
-	// slices, as rendered and served, and the local endpoint.
+	// mu guards what follows: this node's views by name, the Services and
+	// the views of their slices, as served, and the local endpoint.
 	mu       sync.Mutex
+	views    map[types.NamespacedName]*viewRecord
 	services map[types.NamespacedName]*serviceViews
 	local    localEndpoints
 }
@@ -86,20 +94,20 @@ func NewUpstream(config *rest.Config, node string, state *State, local *LocalEnd
 func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
 	lean := informers.WithTransform(compact)
 	u := &Upstream{
-		nodeName: node, state: state, kube: kube,
+		nodeName: node, state: state, kube: kube, gridview: gridview,
 		shared: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean),
 		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = "metadata.name=" + node
 		})),
-		views: topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithTransform(compact),
-			topologyinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-				o.FieldSelector = "nodeName=" + node
-			})),
 		apiServer: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithNamespace(kubernetesService.Namespace),
 			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + kubernetesService.Name })),
+		views:    map[types.NamespacedName]*viewRecord{},
 		services: map[types.NamespacedName]*serviceViews{},
 		local:    localEndpoints{flag: local, warned: map[string]bool{}},
 	}
+	u.viewSource = &source{record: recordView, put: u.setView, remove: u.deleteView, replace: u.replaceViews}
+	u.serviceSource = &source{record: recordService, put: u.setService, remove: u.deleteService, replace: u.replaceServices}
+	u.synced = append(u.synced, u.viewSource.HasSynced, u.serviceSource.HasSynced)
 	mirror := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { state.Set(obj.(runtime.Object)) },
 		UpdateFunc: func(_, obj any) { state.Set(obj.(runtime.Object)) },
@@ -117,18 +125,6 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 			return nil, err
 		}
 	}
-	err := u.handle(u.shared.Core().V1().Services().Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { u.setService(obj.(*corev1.Service)) },
-		UpdateFunc: func(_, obj any) { u.setService(obj.(*corev1.Service)) },
-		DeleteFunc: func(obj any) {
-			if svc, ok := unwrap(obj).(*corev1.Service); ok {
-				u.deleteService(svc)
-			}
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
 	refresh := func(any) { u.refreshLocalEndpoint() }
 	annotated := cache.ResourceEventHandlerFuncs{AddFunc: refresh, UpdateFunc: func(_, obj any) { refresh(obj) }, DeleteFunc: refresh}
 	for _, informer := range []cache.SharedIndexInformer{
@@ -139,27 +135,30 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 			return nil, err
 		}
 	}
-	err = u.handle(u.views.Topology().V1alpha1().NodeEndpoints().Informer(), cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if view := obj.(*topologyv1alpha1.NodeEndpoints); u.accept(view) {
-				u.setView(nil, view)
-			}
+	return u, nil
+}
+
+// start runs the informers and the reflectors until ctx ends.
+func (u *Upstream) start(ctx context.Context) {
+	u.shared.Start(ctx.Done())
+	u.node.Start(ctx.Done())
+	u.apiServer.Start(ctx.Done())
+	views := u.gridview.TopologyV1alpha1().NodeEndpoints(metav1.NamespaceAll)
+	ours := func(o metav1.ListOptions) metav1.ListOptions {
+		o.FieldSelector = "nodeName=" + u.nodeName
+		return o
+	}
+	go u.viewSource.run(ctx, "nodeendpoints", &topologyv1alpha1.NodeEndpoints{}, u.gridview,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return views.List(ctx, ours(o))
 		},
-		UpdateFunc: func(oldObj, obj any) {
-			old, view := oldObj.(*topologyv1alpha1.NodeEndpoints), obj.(*topologyv1alpha1.NodeEndpoints)
-			if u.accept(view) {
-				u.setView(old, view)
-			} else if u.ours(old) {
-				u.deleteView(old)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if view, ok := unwrap(obj).(*topologyv1alpha1.NodeEndpoints); ok && u.ours(view) {
-				u.deleteView(view)
-			}
-		},
-	})
-	return u, err
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return views.Watch(ctx, ours(o))
+		})
+	svcs := u.kube.CoreV1().Services(metav1.NamespaceAll)
+	go u.serviceSource.run(ctx, "services", &corev1.Service{}, u.kube,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return svcs.List(ctx, o) },
+		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return svcs.Watch(ctx, o) })
 }
 
 // ours says whether a view is this node's. The wrapper asks only for its
@@ -167,18 +166,18 @@ func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node s
 // broken or not the one it trusts; served, it would route this node's
 // traffic by another node's topology, and deleted, it would take this
 // node's view of the same slice with it.
-func (u *Upstream) ours(view *topologyv1alpha1.NodeEndpoints) bool {
-	return view.NodeName == u.nodeName
+func (u *Upstream) ours(view *viewRecord) bool {
+	return view.node == u.nodeName
 }
 
 // accept says whether to serve a view received, and counts and logs one
 // that is another node's.
-func (u *Upstream) accept(view *topologyv1alpha1.NodeEndpoints) bool {
+func (u *Upstream) accept(view *viewRecord) bool {
 	if u.ours(view) {
 		return true
 	}
 	rejectedViews.WithLabelValues("foreign_node").Inc()
-	klog.InfoS("Warning: rejecting a view of another node", "view", klog.KObj(view), "viewNode", view.NodeName, "node", u.nodeName)
+	klog.InfoS("Warning: rejecting a view of another node", "view", view.name, "viewNode", view.node, "node", u.nodeName)
 	return false
 }
 
@@ -201,32 +200,74 @@ func unwrap(obj any) runtime.Object {
 	return object
 }
 
-// setView serves a view as an EndpointSlice and its Service's Endpoints. A
-// view whose slice or Service changed (an upstream that renamed nothing
-// would not do it, but a broken one might) first stops serving the old one.
-func (u *Upstream) setView(old, view *topologyv1alpha1.NodeEndpoints) {
+// setView serves a view of this node as an EndpointSlice and its Service's
+// Endpoints. Another node's is not served, and when it comes under the name
+// of one of this node's (a view turned into another node's), that one is
+// no longer served either.
+func (u *Upstream) setView(record any) {
+	view := record.(*viewRecord)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if old != nil && u.ours(old) && (serviceOf(old) != serviceOf(view) || old.Slice.Name != view.Slice.Name) {
-		u.removeView(old)
+	if u.accept(view) {
+		u.putView(view)
+	} else {
+		u.removeView(view.name)
 	}
-	u.putView(view)
 }
 
-func (u *Upstream) deleteView(view *topologyv1alpha1.NodeEndpoints) {
+func (u *Upstream) deleteView(record any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.removeView(view)
+	u.removeView(record.(*viewRecord).name)
 }
 
-func (u *Upstream) setService(svc *corev1.Service) {
+// replaceViews makes records the views served, after a (re)list.
+func (u *Upstream) replaceViews(records []any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.putService(keyOf(svc), svc)
+	listed := make(map[types.NamespacedName]bool, len(records))
+	for _, record := range records {
+		view := record.(*viewRecord)
+		listed[view.name] = true
+		if u.accept(view) {
+			u.putView(view)
+		} else {
+			u.removeView(view.name)
+		}
+	}
+	for name := range u.views {
+		if !listed[name] {
+			u.removeView(name)
+		}
+	}
 }
 
-func (u *Upstream) deleteService(svc *corev1.Service) {
+func (u *Upstream) setService(record any) {
+	svc := record.(*serviceRecord)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.putService(keyOf(svc), nil)
+	u.putService(svc.key, svc)
+}
+
+func (u *Upstream) deleteService(record any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.putService(record.(*serviceRecord).key, nil)
+}
+
+// replaceServices makes records the Services served, after a (re)list.
+func (u *Upstream) replaceServices(records []any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	listed := make(map[types.NamespacedName]bool, len(records))
+	for _, record := range records {
+		svc := record.(*serviceRecord)
+		listed[svc.key] = true
+		u.putService(svc.key, svc)
+	}
+	for key, sv := range u.services {
+		if sv.service != nil && !listed[key] {
+			u.putService(key, nil)
+		}
+	}
 }

@@ -48,7 +48,7 @@ func TestCacheRoundTripAndCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	rv, loaded, ok := LoadCache(dir, "edge-1")
-	if !ok || rv != 42 || len(loaded) != 2 || !sameContent(loaded[0], objects[0]) || !sameContent(loaded[1], objects[1]) {
+	if !ok || rv != 42 || len(loaded) != 2 || !sameObject(loaded[0], objects[0]) || !sameObject(loaded[1], objects[1]) {
 		t.Fatalf("loaded %d %v %v", rv, loaded, ok)
 	}
 
@@ -115,7 +115,37 @@ func TestStatePublishesOnlyChangedContent(t *testing.T) {
 
 // newIndex is an Upstream without informers: its handlers' code only.
 func newIndex(node string) *Upstream {
-	return &Upstream{nodeName: node, state: NewState(1, nil), services: map[types.NamespacedName]*serviceViews{}, local: localEndpoints{warned: map[string]bool{}}}
+	return &Upstream{
+		nodeName: node, state: NewState(1, nil), views: map[types.NamespacedName]*viewRecord{},
+		services: map[types.NamespacedName]*serviceViews{}, local: localEndpoints{warned: map[string]bool{}},
+	}
+}
+
+// putView and putService apply an object as received from upstream.
+func putView(t *testing.T, u *Upstream, view *topologyv1alpha1.NodeEndpoints) {
+	t.Helper()
+	record, err := recordView(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.setView(record)
+}
+
+func putService(t *testing.T, u *Upstream, svc *corev1.Service) {
+	t.Helper()
+	record, err := recordService(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.setService(record)
+}
+
+// sameObject says whether two objects have the same content but for their
+// resourceVersions.
+func sameObject(a, b runtime.Object) bool {
+	x, errX := store(a)
+	y, errY := store(b)
+	return errX == nil && errY == nil && x.sameContent(y)
 }
 
 func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
@@ -138,9 +168,9 @@ func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {
 		Slice: topologyv1alpha1.NodeEndpointSlice{Name: "echo-y", AddressType: discoveryv1.AddressTypeIPv6},
 	}
 	u := newIndex("edge-1")
-	u.putService(types.NamespacedName{Namespace: "demo", Name: "echo"}, testService("echo", "10.96.0.10", map[string]string{"app": "echo"}))
-	u.putView(view)
-	u.putView(empty)
+	putService(t, u, testService("echo", "10.96.0.10", map[string]string{"app": "echo"}))
+	putView(t, u, view)
+	putView(t, u, empty)
 	if got := servedSlices(u.state); !slices.Equal(got, []string{"echo-x", "echo-y"}) {
 		t.Fatalf("served slices %v, want both source slices", got)
 	}
@@ -173,30 +203,30 @@ func TestServiceWithoutViews(t *testing.T) {
 	external.Spec.Type = corev1.ServiceTypeExternalName
 	for _, tc := range []struct {
 		name          string
-		change        func(u *Upstream)
+		change        func(t *testing.T, u *Upstream)
 		wantSlices    []string
 		wantEndpoints []string
 	}{
-		{name: "no view", change: func(*Upstream) {}, wantEndpoints: []string{"echo"}},
-		{name: "views come", change: func(u *Upstream) {
-			u.putView(testView("edge-1", "echo", "echo-a"))
-			u.putView(testView("edge-1", "echo", "echo-b"))
+		{name: "no view", change: func(*testing.T, *Upstream) {}, wantEndpoints: []string{"echo"}},
+		{name: "views come", change: func(t *testing.T, u *Upstream) {
+			putView(t, u, testView("edge-1", "echo", "echo-a"))
+			putView(t, u, testView("edge-1", "echo", "echo-b"))
 		}, wantSlices: []string{"echo-a", "echo-b"}, wantEndpoints: []string{"echo"}},
-		{name: "views go", change: func(u *Upstream) {
-			u.putView(testView("edge-1", "echo", "echo-a"))
-			u.removeView(testView("edge-1", "echo", "echo-a"))
+		{name: "views go", change: func(t *testing.T, u *Upstream) {
+			putView(t, u, testView("edge-1", "echo", "echo-a"))
+			u.deleteView(&viewRecord{name: keyOf(testView("edge-1", "echo", "echo-a"))})
 		}, wantEndpoints: []string{"echo"}},
-		{name: "the Service goes", change: func(u *Upstream) { u.putService(echo, nil) }},
-		{name: "a view before its Service", change: func(u *Upstream) {
-			u.putService(echo, nil)
-			u.putView(testView("edge-1", "echo", "echo-a"))
+		{name: "the Service goes", change: func(_ *testing.T, u *Upstream) { u.deleteService(&serviceRecord{key: echo}) }},
+		{name: "a view before its Service", change: func(t *testing.T, u *Upstream) {
+			u.deleteService(&serviceRecord{key: echo})
+			putView(t, u, testView("edge-1", "echo", "echo-a"))
 		}, wantSlices: []string{"echo-a"}, wantEndpoints: []string{"echo"}},
-		{name: "ExternalName", change: func(u *Upstream) { u.putService(keyOf(external), external) }, wantEndpoints: []string{"echo"}},
+		{name: "ExternalName", change: func(t *testing.T, u *Upstream) { putService(t, u, external) }, wantEndpoints: []string{"echo"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := newIndex("edge-1")
-			u.putService(echo, testService("echo", "10.96.0.10", nil))
-			tc.change(u)
+			putService(t, u, testService("echo", "10.96.0.10", nil))
+			tc.change(t, u)
 			var gotEndpoints []string
 			_, objects := u.state.Snapshot()
 			for _, obj := range objects {
