@@ -2,8 +2,8 @@
 # Copyright 2026 The gridview Authors.
 # SPDX-License-Identifier: Apache-2.0
 #
-# Regenerates deepcopy, defaults, conversion, OpenAPI, clientset, listers,
-# informers and apply configurations from the types under apis/.
+# Regenerates protobuf, deepcopy, defaults, conversion, OpenAPI, clientset,
+# listers, informers and apply configurations from the types under apis/.
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,6 +20,10 @@ if [[ -z "${CODEGEN_PKG}" || ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
 fi
 
 cd "${ROOT}"
+
+# First, as Kubernetes does: it writes the protobuf struct tags of the types.
+"${ROOT}/hack/update-protobuf.sh"
+
 # shellcheck source=/dev/null
 source "${CODEGEN_PKG}/kube_codegen.sh"
 

@@ -50,6 +50,10 @@ api_deps=(
   -k8s.io/api/discovery/v1
 )
 
+# As Kubernetes does, start from no generated protobuf code, so that a
+# package whose tag was removed loses its files too.
+find apis \( -name generated.proto -o -name generated.pb.go \) -exec rm -f {} +
+
 work=$(mktemp -d)
 trap 'rm -rf "${work}"' EXIT
 
