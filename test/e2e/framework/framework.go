@@ -20,6 +20,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -28,10 +29,12 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
 )
 
 // Namespace creates a namespace with a generated name for one test and
@@ -49,13 +52,24 @@ func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string 
 	return ns.Name
 }
 
+// SliceName is the name of the one EndpointSlice WriteEndpointSlice writes
+// for a Service.
+func SliceName(service string) string { return service + "-x" }
+
 // WriteEndpointSlice creates or replaces the one EndpointSlice of a Service
-// in ns, <service>-x, with ready endpoints by address on nodes: no
+// in ns, SliceName(service), with ready endpoints by address on nodes: no
 // EndpointSlice controller runs on the test clusters.
 func WriteEndpointSlice(t testing.TB, client kubernetes.Interface, ns, service string, endpoints map[string]string) {
 	t.Helper()
+	WriteNamedEndpointSlice(t, client, ns, service, SliceName(service), endpoints)
+}
+
+// WriteNamedEndpointSlice creates or replaces the EndpointSlice name of a
+// Service in ns, with ready endpoints by address on nodes.
+func WriteNamedEndpointSlice(t testing.TB, client kubernetes.Interface, ns, service, name string, endpoints map[string]string) {
+	t.Helper()
 	slice := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: service + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		ObjectMeta:  metav1.ObjectMeta{Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: service}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
 	}
@@ -76,18 +90,51 @@ func WriteEndpointSlice(t testing.TB, client kubernetes.Interface, ns, service s
 		}
 	}
 	if err != nil {
-		t.Fatalf("writing the EndpointSlice of %s/%s: %v", ns, service, err)
+		t.Fatalf("writing the EndpointSlice %s of %s/%s: %v", name, ns, service, err)
 	}
 }
 
-// Addresses lists the endpoint addresses of a view, sorted.
-func Addresses(view *topologyv1alpha1.NodeEndpoints) []string {
+// Addresses lists the endpoint addresses of views, sorted: what a node
+// routes to of a Service is the union of its NodeEndpoints of the Service's
+// slices.
+func Addresses(views ...*topologyv1alpha1.NodeEndpoints) []string {
 	var out []string
-	for _, slice := range view.Slices {
-		for _, ep := range slice.Endpoints {
+	for _, view := range views {
+		for _, ep := range view.Slice.Endpoints {
 			out = append(out, ep.Addresses...)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// ServiceViews lists a node's NodeEndpoints of a Service, one per slice it
+// routes to, with the field selectors a wrapper would use.
+func ServiceViews(ctx context.Context, client versioned.Interface, ns, node, service string) ([]topologyv1alpha1.NodeEndpoints, error) {
+	list, err := client.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"nodeName": node, "serviceName": service}.String(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s's views of %s/%s: %w", node, ns, service, err)
+	}
+	return list.Items, nil
+}
+
+// ServiceAddresses lists the addresses a node routes to of a Service, sorted;
+// none when the node has no view of it.
+func ServiceAddresses(ctx context.Context, client versioned.Interface, ns, node, service string) ([]string, error) {
+	views, err := ServiceViews(ctx, client, ns, node, service)
+	if err != nil {
+		return nil, err
+	}
+	return Addresses(Pointers(views)...), nil
+}
+
+// Pointers points at each item of a list, for Addresses.
+func Pointers(items []topologyv1alpha1.NodeEndpoints) []*topologyv1alpha1.NodeEndpoints {
+	out := make([]*topologyv1alpha1.NodeEndpoints, len(items))
+	for i := range items {
+		out[i] = &items[i]
+	}
 	return out
 }

@@ -147,7 +147,7 @@ func TestNodeEndpointsRelistAfterGridviewRestart(t *testing.T) {
 		if !maps.Equal(got, want) {
 			return fmt.Errorf("informer %v\nlist %v", got, want)
 		}
-		if want[s.node("b1")+".grid"] == "" {
+		if want[s.gridView("b1")] == "" {
 			return fmt.Errorf("no view of b1 in %v", want)
 		}
 		return nil

@@ -81,7 +81,7 @@ func TestTwoReplicas(t *testing.T) {
 				return err
 			}
 			// b1 joined unit a: it now sees every endpoint of grid.
-			if got := a[s.node("b1")+".grid"]; !strings.HasSuffix(got, "[10.1.0.1 10.1.0.2 10.1.0.3]") {
+			if got := a[s.gridView("b1")]; !strings.HasSuffix(got, "[10.1.0.1 10.1.0.2 10.1.0.3]") {
 				return fmt.Errorf("replica 0 has b1's view of grid as %q", got)
 			}
 			if !maps.Equal(a, b) {

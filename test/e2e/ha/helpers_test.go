@@ -105,6 +105,11 @@ func (s site) writeSlice(t *testing.T, endpoints map[string]string) {
 // addresses returns a view's endpoint addresses, sorted.
 func addresses(view *topologyv1alpha1.NodeEndpoints) []string { return framework.Addresses(view) }
 
+// gridView is the name of a node's view of the one EndpointSlice of "grid".
+func (s site) gridView(node string) string {
+	return topology.Name(s.node(node), framework.SliceName("grid"))
+}
+
 // content is what a view says, without its resourceVersion, which differs
 // per replica by design.
 func content(view *topologyv1alpha1.NodeEndpoints) string {
@@ -124,13 +129,10 @@ func viewsIn(ctx context.Context, client versioned.Interface, ns string) (map[st
 	return out, nil
 }
 
-// gridAddresses is the addresses of a node's view of "grid" through client.
+// gridAddresses is the addresses a node routes to of "grid" through client:
+// those of its views of grid's slices, none when it routes to none.
 func (s site) gridAddresses(ctx context.Context, client versioned.Interface, node string) ([]string, error) {
-	view, err := client.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.node(node)+".grid", metav1.GetOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return addresses(view), nil
+	return framework.ServiceAddresses(ctx, client, s.ns, s.node(node), "grid")
 }
 
 // directClient talks to one replica, bypassing the aggregator.
