@@ -17,10 +17,12 @@ limitations under the License.
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,7 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 // Item 4 of the trust issue: hostile and bad input, one row each. Nothing a
@@ -297,15 +300,15 @@ func TestHostileDeletionsWhileWatched(t *testing.T) {
 	if err := kubeClient.CoreV1().Services(s.ns).Delete(ctx, "grid", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	gridViews := []string{topology.Name(s.node("a1"), "grid"), topology.Name(s.node("a2"), "grid"), topology.Name(s.node("b1"), "grid")}
-	expectDeleted(t, b1, topology.Name(s.node("b1"), "grid"))
+	gridViews := []string{s.view("a1", "grid"), s.view("a2", "grid"), s.view("b1", "grid")}
+	expectDeleted(t, b1, s.view("b1", "grid"))
 	expectDeleted(t, grid, gridViews...)
 	expectDeleted(t, all, gridViews...)
 
 	if err := kubeClient.CoreV1().Nodes().Delete(ctx, s.node("b1"), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	b1Views := []string{topology.Name(s.node("b1"), "plain"), topology.Name(s.node("b1"), "ordered")}
+	b1Views := []string{s.view("b1", "plain"), s.view("b1", "ordered")}
 	expectDeleted(t, b1, b1Views...)
 	expectDeleted(t, all, b1Views...)
 	for _, name := range append(gridViews, b1Views...) {
@@ -323,34 +326,52 @@ func TestHostileDeletionsWhileWatched(t *testing.T) {
 	}
 }
 
-// Node names may hold dots: <node>.<service> parses at the last dot, for
-// gets, selectors, watches and the node authorizer.
+// Node names and slice names may hold dots: <node>..<slice> splits at its
+// only "..", which no DNS subdomain holds, for gets, selectors, watches and
+// the node authorizer.
 func TestHostileNamesWithDots(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
-	dotted := s.ns + ".edge.example.com"
+	dotted := s.ns + ".edge.dotted.1"
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: dotted, Labels: map[string]string{unitKey: s.unit("b")}}}
 	if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kubeClient.CoreV1().Nodes().Delete(context.Background(), dotted, metav1.DeleteOptions{}) })
-	name := topology.Name(dotted, "grid")
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},
+			Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const slice = "web.v1-abc"
+	framework.WriteNamedEndpointSlice(t, kubeClient, s.ns, "web", slice, map[string]string{"10.4.0.1": dotted, "10.4.0.2": s.node("a1")})
+	name := topology.Name(dotted, slice)
+	if node, sliceName, err := topology.ParseName(name); err != nil || node != dotted || sliceName != slice {
+		t.Fatalf("%s parses as %q, %q, %v", name, node, sliceName, err)
+	}
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	eventually(t, 10*time.Second, "the view "+name, func(ctx context.Context) error {
 		view, err := views.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if view.NodeName != dotted || view.ServiceName != "grid" || !slicesEqual(addresses(view), []string{"10.1.0.3"}) {
-			return fmt.Errorf("%s: node %q, service %q, %v", name, view.NodeName, view.ServiceName, addresses(view))
+		if view.NodeName != dotted || view.ServiceName != "web" || view.Slice.Name != slice || !slicesEqual(addresses(view), []string{"10.4.0.1"}) {
+			return fmt.Errorf("%s: node %q, service %q, slice %q, %v", name, view.NodeName, view.ServiceName, view.Slice.Name, addresses(view))
 		}
 		return nil
 	})
-	for _, selector := range []string{"metadata.name=" + name, "nodeName=" + dotted + ",serviceName=grid"} {
+	for _, selector := range []string{"metadata.name=" + name, "nodeName=" + dotted + ",serviceName=web", "metadata.name=" + name + ",nodeName=" + dotted} {
 		list, err := views.List(ctx, metav1.ListOptions{FieldSelector: selector})
 		if err != nil || len(list.Items) != 1 || list.Items[0].Name != name {
 			t.Errorf("list %s: %v, %v", selector, list, err)
 		}
+	}
+	// kubectl finds it by name too.
+	if out := mustKubectl(t, "get", "nep", "-n", s.ns, name, "-o", "name"); out != "nodeendpoints.topology.gridview.io/"+name+"\n" {
+		t.Errorf("kubectl get nep %s: %q", name, out)
 	}
 	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, SendInitialEvents: ptr.To(true),
 		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
@@ -368,17 +389,21 @@ func TestHostileNamesWithDots(t *testing.T) {
 	if _, err := own.Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Errorf("%s getting its own view: %v", dotted, err)
 	}
-	if list, err := own.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + dotted}); err != nil || len(list.Items) != 3 {
+	// grid, plain, ordered and web.
+	if list, err := own.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + dotted}); err != nil || len(list.Items) != 4 {
 		t.Errorf("%s listing its own views: %v, %v", dotted, list, err)
 	}
-	// Its name's prefix is another node's name: edge.example is not edge.example.com.
-	for _, other := range []string{topology.Name(s.node("b1"), "grid"), topology.Name(strings.TrimSuffix(dotted, ".com"), "grid")} {
+	// A prefix of its name is another node's name: edge.dotted is not
+	// edge.dotted.1, though edge.dotted..1.web.v1-abc would have split
+	// there at a dot.
+	for _, other := range []string{topology.Name(s.node("a1"), slice), topology.Name(strings.TrimSuffix(dotted, ".1"), "1."+slice)} {
 		if _, err := own.Get(ctx, other, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("%s getting %s: %v, want 403", dotted, other, err)
 		}
 	}
 
-	for _, bad := range []string{dotted, dotted + ".", "." + "grid", dotted + ".Grid", dotted + ".1grid"} {
+	for _, bad := range []string{dotted, dotted + "..", ".." + slice, dotted + "." + slice, dotted + "..Web.v1-abc", dotted + "..." + slice,
+		topology.Name(dotted, "web"), topology.Name(dotted, slice+"..x")} {
 		if _, err := views.Get(ctx, bad, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get %q: %v, want 404", bad, err)
 		}
@@ -389,22 +414,30 @@ func slicesEqual(a, b []string) bool {
 	return strings.Join(a, ",") == strings.Join(b, ",")
 }
 
-// withRV returns a continue token with its resourceVersion moved by delta.
-func withRV(t *testing.T, token string, delta int64) string {
+// withRV returns a continue token with its resourceVersion replaced by
+// what move makes of it. The number is read as a json.Number: a
+// resourceVersion may exceed what a float64 holds exactly.
+func withRV(t *testing.T, token string, move func(rv uint64) uint64) string {
 	t.Helper()
 	data, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		t.Fatalf("the continue token %q: %v", token, err)
 	}
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.UseNumber()
 	var fields map[string]any
-	if err := json.Unmarshal(data, &fields); err != nil {
+	if err := decoder.Decode(&fields); err != nil {
 		t.Fatalf("the continue token %s: %v", data, err)
 	}
-	rv, ok := fields["rv"].(float64)
+	number, ok := fields["rv"].(json.Number)
 	if !ok {
 		t.Fatalf("the continue token %s has no rv", data)
 	}
-	fields["rv"] = uint64(int64(rv) + delta)
+	rv, err := strconv.ParseUint(number.String(), 10, 64)
+	if err != nil {
+		t.Fatalf("the continue token %s: rv: %v", data, err)
+	}
+	fields["rv"] = move(rv)
 	data, _ = json.Marshal(fields)
 	return base64.RawURLEncoding.EncodeToString(data)
 }
@@ -450,9 +483,9 @@ func TestHostileQueryParameters(t *testing.T) {
 			want: func(err error) bool {
 				return err == nil || apierrors.IsBadRequest(err) || apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 			}},
-		{name: "a continue token from a future resourceVersion", params: map[string]string{"limit": "2", "continue": withRV(t, first.Continue, 1000000)},
+		{name: "a continue token from a future resourceVersion", params: map[string]string{"limit": "2", "continue": withRV(t, first.Continue, func(rv uint64) uint64 { return rv + 1<<40 })},
 			want: func(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }, naming: "continue"},
-		{name: "a continue token from before the history", params: map[string]string{"limit": "2", "continue": withRV(t, first.Continue, -1000000)},
+		{name: "a continue token from before the history", params: map[string]string{"limit": "2", "continue": withRV(t, first.Continue, func(uint64) uint64 { return 1 })},
 			want: func(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }, naming: "continue"},
 		{name: "a continue token with a resourceVersion", params: map[string]string{"limit": "2", "continue": first.Continue, "resourceVersion": first.ResourceVersion},
 			want: apierrors.IsBadRequest, naming: "resourceVersion"},

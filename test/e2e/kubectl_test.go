@@ -93,13 +93,13 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	// The demo's pruning, as make run prints it.
 	for node, rows := range map[string][]string{
 		"edge-1": {
-			`demo\s+edge-1.echo-svc\s+edge-1\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.1.10:8080,10.244.2.10:8080\s`,
-			`demo\s+edge-1.plain\s+edge-1\s+plain\s+None\s+10.244.1.20:8080,10.244.2.20:8080,10.244.3.20:8080 \+ 1 more...\s`,
-			`demo\s+edge-1.ordered\s+edge-1\s+ordered\s+Ordered\(superedge.io/nodeunit\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+			`demo\s+edge-1\.\.echo-svc-demo\s+edge-1\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.1.10:8080,10.244.2.10:8080\s`,
+			`demo\s+edge-1\.\.plain-demo\s+edge-1\s+plain\s+None\s+10.244.1.20:8080,10.244.2.20:8080,10.244.3.20:8080 \+ 1 more...\s`,
+			`demo\s+edge-1\.\.ordered-demo\s+edge-1\s+ordered\s+Ordered\(superedge.io/nodeunit\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
 		},
 		"edge-3": {
-			`demo\s+edge-3.echo-svc\s+edge-3\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.3.10:8080,10.244.4.10:8080\s`,
-			`demo\s+edge-3.ordered\s+edge-3\s+ordered\s+Ordered\(\*\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+			`demo\s+edge-3\.\.echo-svc-demo\s+edge-3\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.3.10:8080,10.244.4.10:8080\s`,
+			`demo\s+edge-3\.\.ordered-demo\s+edge-3\s+ordered\s+Ordered\(\*\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
 		},
 	} {
 		eventually(t, 10*time.Second, node+"'s pruned views", func(context.Context) error {
@@ -173,15 +173,15 @@ endpoints:
 	}
 	mustKubectl(t, "apply", "-n", ns, "-f", manifest)
 
-	name := topology.Name(node, "web")
+	name := topology.Name(node, "web-x")
 	row := `(?m)^` + regexp.QuoteMeta(name) + `\s+` + regexp.QuoteMeta(node) + `\s+web\s+None\s+10\.9\.0\.1:8080,10\.9\.0\.4:8080\s+\S+`
 	eventually(t, 10*time.Second, "the view's row", func(context.Context) error {
 		out, err := kubectl(t, "get", "nep", "-n", ns, name, "-o", "wide")
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
 		}
-		if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE\s+NOT READY$`).MatchString(out) ||
-			!regexp.MustCompile(row+`\s+2$`).MatchString(out) {
+		if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE\s+NOT READY\s+SLICE$`).MatchString(out) ||
+			!regexp.MustCompile(row+`\s+2\s+web-x$`).MatchString(out) {
 			return fmt.Errorf("kubectl get nep -o wide: want the ready endpoints 10.9.0.1 and 10.9.0.4, and 2 not ready:\n%s", out)
 		}
 		return nil
@@ -189,5 +189,51 @@ endpoints:
 	out := mustKubectl(t, "get", "nep", "-n", ns, name)
 	if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE$`).MatchString(out) || !regexp.MustCompile(row+`$`).MatchString(out) {
 		t.Errorf("kubectl get nep: want the ready endpoints and no NOT READY column:\n%s", out)
+	}
+}
+
+// kubectl get nep with a node and a Service shows one row per slice, as
+// kubectl get endpointslices does, and the wide output names each row's
+// source slice.
+func TestKubectlShowsOneRowPerSlice(t *testing.T) {
+	s := newSite(t)
+	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.1": "a1", "10.1.1.3": "b1"})
+	selector := []string{"-n", s.ns, "--field-selector", "nodeName=" + s.node("a1") + ",serviceName=grid"}
+	rowOf := func(slice, endpoints string) string {
+		return `(?m)^` + regexp.QuoteMeta(topology.Name(s.node("a1"), slice)) + `\s+` + regexp.QuoteMeta(s.node("a1")) +
+			`\s+grid\s+AnyMatch\(superedge\.io/nodeunit\)\s+` + regexp.QuoteMeta(endpoints) + `\s+\S+`
+	}
+	rows := map[string]string{"grid-x": rowOf("grid-x", "10.1.0.1:8080,10.1.0.2:8080"), "grid-y": rowOf("grid-y", "10.1.1.1:8080")}
+	eventually(t, 10*time.Second, "a row per slice", func(context.Context) error {
+		out, err := kubectl(t, append([]string{"get", "nep"}, selector...)...)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || !regexp.MustCompile(`^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE$`).MatchString(lines[0]) {
+			return fmt.Errorf("want a header and two rows:\n%s", out)
+		}
+		for slice, row := range rows {
+			if !regexp.MustCompile(row + `$`).MatchString(out) {
+				return fmt.Errorf("no row of %s in\n%s", slice, out)
+			}
+		}
+		return nil
+	})
+	wide := mustKubectl(t, append([]string{"get", "nep", "-o", "wide"}, selector...)...)
+	if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE\s+NOT READY\s+SLICE$`).MatchString(wide) {
+		t.Errorf("kubectl get nep -o wide: no NOT READY and SLICE columns:\n%s", wide)
+	}
+	for slice, row := range rows {
+		if !regexp.MustCompile(row + `\s+0\s+` + regexp.QuoteMeta(slice) + `$`).MatchString(wide) {
+			t.Errorf("kubectl get nep -o wide: no row of %s naming it:\n%s", slice, wide)
+		}
+	}
+	// The same rows by the Service's label.
+	names := mustKubectl(t, "get", "nep", "-n", s.ns, "-l", "app=grid", "--field-selector", "nodeName="+s.node("a1"), "-o", "name")
+	want := "nodeendpoints.topology.gridview.io/" + topology.Name(s.node("a1"), "grid-x") + "\n" +
+		"nodeendpoints.topology.gridview.io/" + topology.Name(s.node("a1"), "grid-y") + "\n"
+	if names != want {
+		t.Errorf("kubectl get nep -l app=grid -o name:\n%s\nwant\n%s", names, want)
 	}
 }

@@ -76,8 +76,13 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 		t.Fatalf("a1 watching its own views: %v", err)
 	}
 	w.Stop()
-	if _, err := a1.NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("a1"), "grid"), metav1.GetOptions{}); err != nil {
+	if _, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view("a1", "grid"), metav1.GetOptions{}); err != nil {
 		t.Errorf("a1 getting its own view: %v", err)
+	}
+	// With a Service too, as a wrapper may select one Service's slices.
+	ofGrid, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1") + ",serviceName=grid"})
+	if err != nil || len(ofGrid.Items) != 1 || ofGrid.Items[0].Name != s.view("a1", "grid") {
+		t.Errorf("a1 listing its own views of grid: %v, %v", ofGrid, err)
 	}
 
 	for _, tc := range []struct {
@@ -91,6 +96,10 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a2")})
 			return err
 		}, want: "only its own views"},
+		{name: "list a Service's without a node", call: func() error {
+			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "serviceName=grid"})
+			return err
+		}, want: "fieldSelector nodeName=" + s.node("a1")},
 		{name: "list with a different operator", call: func() error {
 			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName!=" + s.node("a2")})
 			return err
@@ -102,8 +111,20 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 			}
 			return err
 		}, want: "fieldSelector nodeName="},
+		{name: "watch another node's", call: func() error {
+			w, err := a1.NodeEndpoints(s.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a2")})
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}, want: "fieldSelector nodeName=" + s.node("a1")},
 		{name: "get another node's", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("a2"), "grid"), metav1.GetOptions{})
+			_, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view("a2", "grid"), metav1.GetOptions{})
+			return err
+		}, want: "may read only its own views"},
+		// Its own name and a separator, then no slice name: no view of a1.
+		{name: "get a name that only starts as its own", call: func() error {
+			_, err := a1.NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("a1"), topology.Name("grid", "x")), metav1.GetOptions{})
 			return err
 		}, want: "may read only its own views"},
 	} {

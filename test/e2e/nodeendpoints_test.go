@@ -25,6 +25,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -100,6 +101,17 @@ func (s site) writeSlice(t *testing.T, service string, endpoints map[string]stri
 	writeEndpointSlice(t, s.ns, service, onNodes)
 }
 
+// writeNamedSlice creates or replaces the EndpointSlice name of a Service,
+// with endpoints by address on the site's nodes.
+func (s site) writeNamedSlice(t *testing.T, service, name string, endpoints map[string]string) {
+	t.Helper()
+	onNodes := map[string]string{}
+	for address, node := range endpoints {
+		onNodes[address] = s.node(node)
+	}
+	framework.WriteNamedEndpointSlice(t, kubeClient, s.ns, service, name, onNodes)
+}
+
 // writeEndpointSlice creates or replaces the one EndpointSlice of a Service
 // in ns, with ready endpoints by address on nodes.
 func writeEndpointSlice(t *testing.T, ns, service string, endpoints map[string]string) {
@@ -107,10 +119,20 @@ func writeEndpointSlice(t *testing.T, ns, service string, endpoints map[string]s
 	framework.WriteEndpointSlice(t, kubeClient, ns, service, endpoints)
 }
 
-// addresses lists the endpoint addresses of a view, sorted.
-func addresses(view *topologyv1alpha1.NodeEndpoints) []string { return framework.Addresses(view) }
+// addresses lists the endpoint addresses of views, sorted.
+func addresses(views ...*topologyv1alpha1.NodeEndpoints) []string {
+	return framework.Addresses(views...)
+}
 
-// viewsOf returns a node's views in the site's namespace by Service name.
+// view is the name of a node's view of the one EndpointSlice writeSlice
+// writes for a Service.
+func (s site) view(node, service string) string {
+	return topology.Name(s.node(node), framework.SliceName(service))
+}
+
+// viewsOf returns what a node routes to in the site's namespace, by Service
+// name: the addresses of its views of each Service's slices, joined. A
+// Service it routes to no endpoint of has no view, and no entry.
 func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, error) {
 	list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node(node)})
 	if err != nil {
@@ -118,7 +140,11 @@ func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, er
 	}
 	out := map[string][]string{}
 	for i := range list.Items {
-		out[list.Items[i].ServiceName] = addresses(&list.Items[i])
+		view := &list.Items[i]
+		out[view.ServiceName] = append(out[view.ServiceName], addresses(view)...)
+	}
+	for _, addrs := range out {
+		slices.Sort(addrs)
 	}
 	return out, nil
 }
@@ -150,15 +176,23 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 	})
 
 	ctx := context.Background()
-	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("b1"), "grid"), metav1.GetOptions{})
+	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.view("b1", "grid"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view.Topology.Mode != topologyv1alpha1.TopologyModeAnyMatch || view.Topology.MatchedKey != unitKey || view.Labels["app"] != "grid" || view.ResourceVersion == "" {
+	if view.NodeName != s.node("b1") || view.ServiceName != "grid" || view.Topology.Mode != topologyv1alpha1.TopologyModeAnyMatch ||
+		view.Topology.MatchedKey != unitKey || view.Labels["app"] != "grid" || view.ResourceVersion == "" {
 		t.Errorf("b1's view of grid: %+v", view)
 	}
-	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, topology.Name("no-such-node", "grid"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("get for an unknown node: %v, want 404", err)
+	// The slice keeps its source's name and labels.
+	if view.Slice.Name != framework.SliceName("grid") || view.Slice.Labels[discoveryv1.LabelServiceName] != "grid" ||
+		view.Slice.AddressType != discoveryv1.AddressTypeIPv4 || len(view.Slice.Ports) != 1 {
+		t.Errorf("b1's view of grid's slice: %+v", view.Slice)
+	}
+	for _, name := range []string{topology.Name("no-such-node", framework.SliceName("grid")), topology.Name(s.node("b1"), "no-such-slice")} {
+		if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("get %s: %v, want 404", name, err)
+		}
 	}
 	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=x"}); !apierrors.IsBadRequest(err) ||
 		!strings.Contains(err.Error(), "spec.nodeName") {
@@ -171,7 +205,7 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 
 	out := mustKubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node("a1"))
 	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE",
-		topology.Name(s.node("a1"), "grid"), "AnyMatch(" + unitKey + ")", "10.1.0.1:8080,10.1.0.2:8080"} {
+		s.view("a1", "grid"), "AnyMatch(" + unitKey + ")", "10.1.0.1:8080,10.1.0.2:8080"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl get nep lacks %q:\n%s", want, out)
 		}

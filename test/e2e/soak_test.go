@@ -27,11 +27,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
 	"github.com/gridview/gridview/pkg/topology"
@@ -180,21 +180,27 @@ func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, whe
 		return nil
 	})
 
-	oracle := freshOracle(t, s.ns)
+	// Every view the oracle has of a node, and no other: a slice the node
+	// routes to no endpoint of has none.
+	wantViews := map[string]map[string]string{}
+	for key, view := range freshOracle(t, s.ns).AllSliceViews() {
+		if key.Slice.Namespace != s.ns {
+			continue
+		}
+		if wantViews[key.Node] == nil {
+			wantViews[key.Node] = map[string]string{}
+		}
+		wantViews[key.Node][topology.Name(key.Node, key.Slice.Name)] = fmt.Sprintf("%s %s %q %v",
+			view.Service.Name, view.Topology.Mode, view.Topology.MatchedKey, sliceAddresses(&view.Slice))
+	}
 	for _, si := range informers {
+		got := map[string]string{}
 		for _, obj := range si.informer.GetStore().List() {
 			view := obj.(*topologyv1alpha1.NodeEndpoints)
-			svc, ok := oracle.Services[types.NamespacedName{Namespace: s.ns, Name: view.ServiceName}]
-			_, known := oracle.Nodes[si.node]
-			if !ok || !known || svc.Spec.Type == corev1.ServiceTypeExternalName {
-				t.Fatalf("%s: %s has a view of %s, which the oracle has not (Service %v, node %v)", when, si.node, view.ServiceName, ok, known)
-			}
-			want := oracle.View(si.node, svc)
-			if string(view.Topology.Mode) != string(want.Topology.Mode) || view.Topology.MatchedKey != want.Topology.MatchedKey ||
-				!slices.Equal(addresses(view), oracleAddresses(want)) {
-				t.Fatalf("%s: %s's view %v (%s %q) differs from the oracle's %v (%s %q)", when, si.node,
-					addresses(view), view.Topology.Mode, view.Topology.MatchedKey, oracleAddresses(want), want.Topology.Mode, want.Topology.MatchedKey)
-			}
+			got[view.Name] = fmt.Sprintf("%s %s %q %v", view.ServiceName, view.Topology.Mode, view.Topology.MatchedKey, addresses(view))
+		}
+		if want := wantViews[si.node]; !maps.Equal(got, want) {
+			t.Fatalf("%s: %s's views differ from the oracle's:\ngot  %v\nwant %v", when, si.node, got, want)
 		}
 	}
 }
@@ -232,12 +238,12 @@ func freshOracle(t *testing.T, ns string) *topologytest.Oracle {
 	return oracle
 }
 
-func oracleAddresses(view *topology.View) []string {
+// sliceAddresses lists the endpoint addresses of one of the oracle's
+// slices, sorted, as addresses does of a NodeEndpoints.
+func sliceAddresses(slice *topologyapi.NodeEndpointSlice) []string {
 	var out []string
-	for _, slice := range view.Slices {
-		for _, ep := range slice.Endpoints {
-			out = append(out, ep.Addresses...)
-		}
+	for _, ep := range slice.Endpoints {
+		out = append(out, ep.Addresses...)
 	}
 	slices.Sort(out)
 	return out

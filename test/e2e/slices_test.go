@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
+)
+
+// sliceViews returns a node's views of a Service's slices, addresses by
+// slice name, checking that each is named <node>..<slice> and routes to an
+// endpoint at least: a slice the node routes to none of has no view.
+func (s site) sliceViews(ctx context.Context, node, service string) (map[string][]string, error) {
+	views, err := framework.ServiceViews(ctx, gridview, s.ns, s.node(node), service)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	for i := range views {
+		view := &views[i]
+		if want := topology.Name(s.node(node), view.Slice.Name); view.Name != want || view.NodeName != s.node(node) || view.ServiceName != service {
+			return nil, fmt.Errorf("view %s of node %s, Service %s: want %s of %s, Service %s", view.Name, view.NodeName, view.ServiceName, want, s.node(node), service)
+		}
+		if len(view.Slice.Endpoints) == 0 {
+			return nil, fmt.Errorf("view %s routes to no endpoint: it should not exist", view.Name)
+		}
+		out[view.Slice.Name] = addresses(view)
+	}
+	return out, nil
+}
+
+func (s site) expectSliceViews(t *testing.T, node, service string, want map[string][]string) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("%s's views of %s", node, service), func(ctx context.Context) error {
+		got, err := s.sliceViews(ctx, node, service)
+		if err != nil {
+			return err
+		}
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			return fmt.Errorf("%v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// expectViewEvent reads w's next event that is not a bookmark and checks it is
+// of type want, for the view name, with the addresses given (none for a
+// DELETED).
+func expectViewEvent(t *testing.T, w watch.Interface, want watch.EventType, name string, addrs ...string) {
+	t.Helper()
+	e := nextEvent(t, w)
+	view, ok := e.Object.(*topologyv1alpha1.NodeEndpoints)
+	if !ok || e.Type != want || view.Name != name || (want != watch.Deleted && !slices.Equal(addresses(view), addrs)) {
+		t.Fatalf("event %s %v, want %s of %s with %v", e.Type, e.Object, want, name, addrs)
+	}
+}
+
+// One NodeEndpoints per node and source EndpointSlice: a node has a view of
+// each slice it routes to an endpoint of, and a change of one slice reaches
+// it as one event of that slice's view, never of the Service's others.
+func TestNodeEndpointsPerSlice(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	// grid-y has no endpoint in unit a after the second write, grid-z none
+	// until the fourth.
+	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.2": "a2", "10.1.1.3": "b1"})
+	s.writeNamedSlice(t, "grid", "grid-z", map[string]string{"10.1.2.3": "b1"})
+	s.expectSliceViews(t, "a1", "grid", map[string][]string{"grid-x": {"10.1.0.1", "10.1.0.2"}, "grid-y": {"10.1.1.2"}})
+	s.expectSliceViews(t, "b1", "grid", map[string][]string{"grid-x": {"10.1.0.3"}, "grid-y": {"10.1.1.3"}, "grid-z": {"10.1.2.3"}})
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	if _, err := views.Get(ctx, topology.Name(s.node("a1"), "grid-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a1's view of grid-z, which it routes to no endpoint of: %v, want 404", err)
+	}
+
+	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1"), ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	gridX, gridY, gridZ := s.view("a1", "grid"), topology.Name(s.node("a1"), "grid-y"), topology.Name(s.node("a1"), "grid-z")
+	// Each step's event is the next one: an event for another slice in
+	// between would fail the step after.
+	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1", "10.1.0.4": "a2"})
+	expectViewEvent(t, w, watch.Modified, gridX, "10.1.0.1", "10.1.0.2", "10.1.0.4")
+	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.2": "b1", "10.1.1.3": "b1"})
+	expectViewEvent(t, w, watch.Deleted, gridY)
+	s.writeNamedSlice(t, "grid", "grid-z", map[string]string{"10.1.2.1": "a1", "10.1.2.3": "b1"})
+	expectViewEvent(t, w, watch.Added, gridZ, "10.1.2.1")
+	if err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Delete(ctx, "grid-z", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	expectViewEvent(t, w, watch.Deleted, gridZ)
+	s.expectSliceViews(t, "a1", "grid", map[string][]string{"grid-x": {"10.1.0.1", "10.1.0.2", "10.1.0.4"}})
+	s.expectSliceViews(t, "b1", "grid", map[string][]string{"grid-x": {"10.1.0.3"}, "grid-y": {"10.1.1.2", "10.1.1.3"}})
+}
+
+// NodeEndpoints carry their Service's labels, whatever their slice's: label
+// selectors select by Service, alone or with the field selectors.
+func TestNodeEndpointsLabelSelectors(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.3": "b1"})
+	patch := []byte(`{"metadata":{"labels":{"tier":"edge"}}}`)
+	if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	for _, tc := range []struct {
+		name string
+		opts metav1.ListOptions
+		want []string
+	}{
+		// grid-y's only endpoint is in unit b: a1 and a2 have no view of it.
+		{name: "the Service's new label", opts: metav1.ListOptions{LabelSelector: "tier=edge"},
+			want: []string{s.view("a1", "grid"), s.view("a2", "grid"), s.view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
+		{name: "a label and a node", opts: metav1.ListOptions{LabelSelector: "app=grid,tier=edge", FieldSelector: "nodeName=" + s.node("b1")},
+			want: []string{s.view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
+		{name: "a set-based selector and a node", opts: metav1.ListOptions{LabelSelector: "app notin (grid)", FieldSelector: "nodeName=" + s.node("a1")},
+			want: []string{s.view("a1", "ordered"), s.view("a1", "plain")}},
+		{name: "a label and a Service", opts: metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "serviceName=plain"},
+			want: []string{s.view("a1", "plain"), s.view("a2", "plain"), s.view("b1", "plain")}},
+		{name: "a slice's label is not a view's", opts: metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=grid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eventually(t, 10*time.Second, "the views selected", func(ctx context.Context) error {
+				list, err := views.List(ctx, tc.opts)
+				if err != nil {
+					return err
+				}
+				var got []string
+				for _, view := range list.Items {
+					got = append(got, view.Name)
+					if view.Labels["app"] != view.ServiceName {
+						return fmt.Errorf("%s has labels %v, not those of its Service %s", view.Name, view.Labels, view.ServiceName)
+					}
+				}
+				slices.Sort(got)
+				if want := slices.Sorted(slices.Values(tc.want)); !slices.Equal(got, want) {
+					return fmt.Errorf("%v, want %v", got, want)
+				}
+				return nil
+			})
+		})
+	}
+}
