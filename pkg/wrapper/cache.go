@@ -17,53 +17,65 @@ limitations under the License.
 package wrapper
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 )
 
 // The cache is one file: the SHA-256 of the payload in hex, a newline, and
 // the payload. A torn or altered file fails the check and is never served.
-const cacheFile = "state.json"
+// The payload is a JSON header line naming the node and the
+// resourceVersion, then one record per served object, as the state keeps
+// it: protobuf, Endpoints by reference to their slices. Nothing is decoded
+// or encoded again to write it, and it is a third of the size of the JSON
+// it replaces.
+const (
+	cacheFile = "state.cache"
+	// legacyCacheFile is the JSON cache of earlier releases, removed once a
+	// new one is written.
+	legacyCacheFile = "state.json"
+	cacheFormat     = 2
+)
 
-// The payload names the node whose view it holds: a cache directory kept
-// across a change of --node-name, or written by a wrapper that did not name
-// its node, holds another node's Services and endpoints, which kube-proxy
-// must not program.
-type cachePayload struct {
-	Node            string                 `json:"node"`
-	ResourceVersion uint64                 `json:"resourceVersion"`
-	Objects         []runtime.RawExtension `json:"objects"`
+// The header names the node whose view the cache holds: a cache directory
+// kept across a change of --node-name, or written by a wrapper that did not
+// name its node, holds another node's Services and endpoints, which
+// kube-proxy must not program.
+type cacheHeader struct {
+	Node            string `json:"node"`
+	ResourceVersion uint64 `json:"resourceVersion"`
+	Format          int    `json:"format"`
 }
 
 var errCacheOfAnotherNode = errors.New("the cache holds another node's state")
 
-var cacheCodecs = serializer.NewCodecFactory(scheme.Scheme)
-
 // LoadCache reads the state last saved in dir for node; false when there is
 // none or it cannot be trusted, and the wrapper then serves nothing until it
-// has read the cluster.
+// has read the cluster. The objects are the state's own (stored).
 func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
-	data, err := os.ReadFile(filepath.Join(dir, cacheFile))
+	f, err := os.Open(filepath.Join(dir, cacheFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, false
 	}
 	if err == nil {
+		defer f.Close()
 		var rv uint64
 		var objects []runtime.Object
-		if rv, objects, err = decodeCache(data, node); err == nil {
+		if rv, objects, err = decodeCache(bufio.NewReaderSize(f, 64<<10), node); err == nil {
 			return rv, objects, true
 		}
 	}
@@ -76,92 +88,294 @@ func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
 	return 0, nil, false
 }
 
-func decodeCache(data []byte, node string) (uint64, []runtime.Object, error) {
-	sum, payload, ok := bytes.Cut(data, []byte("\n"))
-	if !ok {
+// decodeCache reads a cache while checking it: nothing read is trusted
+// before the checksum of the whole payload matches, and only then is the
+// node compared.
+func decodeCache(r *bufio.Reader, node string) (uint64, []runtime.Object, error) {
+	sum, err := r.ReadString('\n')
+	if err != nil {
 		return 0, nil, errors.New("no checksum line")
 	}
-	want := sha256.Sum256(payload)
-	if hex.EncodeToString(want[:]) != string(sum) {
+	hasher := sha256.New()
+	payload := bufio.NewReader(io.TeeReader(r, hasher))
+	var header cacheHeader
+	line, err := payload.ReadBytes('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &header)
+	}
+	var objects []*stored
+	if err == nil {
+		objects, err = readRecords(payload)
+	}
+	// The rest, so that a torn or altered file fails the check rather than
+	// a decoding.
+	if _, copyErr := io.Copy(io.Discard, payload); copyErr != nil {
+		return 0, nil, copyErr
+	}
+	if hex.EncodeToString(hasher.Sum(nil)) != sum[:len(sum)-1] {
 		return 0, nil, errors.New("the checksum does not match: the file is torn or was altered")
 	}
-	var decoded cachePayload
-	if err := json.Unmarshal(payload, &decoded); err != nil {
-		return 0, nil, err
+	if err != nil {
+		return 0, nil, fmt.Errorf("a checked cache does not decode: %w", err)
 	}
-	if decoded.Node != node {
-		return 0, nil, fmt.Errorf("%w: it was saved for node %q, this is node %q", errCacheOfAnotherNode, decoded.Node, node)
+	if header.Node != node {
+		return 0, nil, fmt.Errorf("%w: it was saved for node %q, this is node %q", errCacheOfAnotherNode, header.Node, node)
 	}
-	objects := make([]runtime.Object, 0, len(decoded.Objects))
-	for _, raw := range decoded.Objects {
-		obj, _, err := cacheCodecs.UniversalDeserializer().Decode(raw.Raw, nil, nil)
-		if err != nil {
-			return 0, nil, err
+	if header.Format != cacheFormat {
+		return 0, nil, fmt.Errorf("cache format %d, not %d", header.Format, cacheFormat)
+	}
+	out := make([]runtime.Object, 0, len(objects))
+	for _, one := range objects {
+		out = append(out, one)
+	}
+	return header.ResourceVersion, out, nil
+}
+
+// A record is: the kind's index in kinds, the resourceVersion, the length
+// and bytes of the encoding, the count of parts and each part's index among
+// the records before it; all numbers uvarints.
+func writeRecord(w *bufio.Writer, index map[*stored]int, one *stored) error {
+	var buf []byte
+	buf = binary.AppendUvarint(buf, uint64(slices.Index(kinds, one.kind)))
+	buf = binary.AppendUvarint(buf, one.rv)
+	buf = binary.AppendUvarint(buf, uint64(len(one.data)))
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	if _, err := w.Write(one.data); err != nil {
+		return err
+	}
+	buf = binary.AppendUvarint(buf[:0], uint64(len(one.parts)))
+	for _, part := range one.parts {
+		i, ok := index[part]
+		if !ok {
+			return fmt.Errorf("%s %s/%s refers to a slice not served", one.kind.gvr.Resource, one.namespace, one.name)
 		}
-		objects = append(objects, obj)
+		buf = binary.AppendUvarint(buf, uint64(i))
 	}
-	return decoded.ResourceVersion, objects, nil
+	_, err := w.Write(buf)
+	return err
+}
+
+// readRecords decodes records until the end, checking that each decodes
+// as its kind.
+func readRecords(r *bufio.Reader) ([]*stored, error) {
+	var out []*stored
+	for {
+		kindIndex, err := binary.ReadUvarint(r)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil || kindIndex >= uint64(len(kinds)) {
+			return nil, fmt.Errorf("record %d: bad kind", len(out))
+		}
+		one := &stored{kind: kinds[kindIndex]}
+		if one.rv, err = binary.ReadUvarint(r); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(out), err)
+		}
+		size, err := binary.ReadUvarint(r)
+		if err != nil || size > 64<<20 {
+			return nil, fmt.Errorf("record %d: bad size", len(out))
+		}
+		one.data = make([]byte, size)
+		if _, err := io.ReadFull(r, one.data); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(out), err)
+		}
+		count, err := binary.ReadUvarint(r)
+		if err != nil || count > uint64(len(out)) {
+			return nil, fmt.Errorf("record %d: bad parts", len(out))
+		}
+		for range count {
+			i, err := binary.ReadUvarint(r)
+			if err != nil || i >= uint64(len(out)) || out[i].kind != endpointSlices {
+				return nil, fmt.Errorf("record %d: bad part", len(out))
+			}
+			one.parts = append(one.parts, out[i])
+		}
+		if err := one.restore(); err != nil {
+			return nil, fmt.Errorf("record %d: %w", len(out), err)
+		}
+		out = append(out, one)
+	}
 }
 
 // SaveCache writes node's state atomically: a complete file or the previous
 // one.
 func SaveCache(dir, node string, rv uint64, objects []runtime.Object) error {
-	payload := cachePayload{Node: node, ResourceVersion: rv}
+	kept := make([]*stored, 0, len(objects))
 	for _, obj := range objects {
-		gv := kindOf(obj).gvr.GroupVersion()
-		data, err := runtime.Encode(cacheCodecs.LegacyCodec(gv), obj)
-		if err != nil {
-			return err
+		one, ok := obj.(*stored)
+		if !ok {
+			var err error
+			if one, err = store(obj); err != nil {
+				return err
+			}
 		}
-		payload.Objects = append(payload.Objects, runtime.RawExtension{Raw: data})
+		kept = append(kept, one)
 	}
-	data, err := json.Marshal(payload)
-	if err != nil {
-		return err
+	_, err := saveStored(dir, node, rv, kept)
+	return err
+}
+
+// saveStored streams objects to a temporary file through the checksum,
+// writes the checksum in the room left for it at the start, syncs and
+// renames: no copy of the state is made to write it. It returns the size
+// written.
+func saveStored(dir, node string, rv uint64, objects []*stored) (int64, error) {
+	// Slices first: Endpoints refer to them. An Endpoints object whose slices
+	// are not all served (none such is kept) is written whole.
+	order := slices.Clone(objects)
+	served := make(map[*stored]bool, len(objects))
+	for _, one := range objects {
+		served[one] = true
 	}
-	sum := sha256.Sum256(data)
+	for i, one := range order {
+		if slices.ContainsFunc(one.parts, func(part *stored) bool { return !served[part] }) {
+			whole, err := store(one.object())
+			if err != nil {
+				return 0, err
+			}
+			whole.rv = one.rv
+			order[i] = whole
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *stored) int {
+		return boolOrder(a.kind != endpointSlices) - boolOrder(b.kind != endpointSlices)
+	})
 	tmp, err := os.CreateTemp(dir, cacheFile+".*")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.Remove(tmp.Name())
-	_, err = fmt.Fprintf(tmp, "%s\n%s", hex.EncodeToString(sum[:]), data)
+	size, err := writeCache(tmp, node, rv, order)
 	if err == nil {
 		err = tmp.Sync()
 	}
 	if closeErr := tmp.Close(); err == nil {
 		err = closeErr
 	}
-	if err != nil {
-		return err
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
+	if err != nil {
+		return 0, err
+	}
+	if err := os.Remove(filepath.Join(dir, legacyCacheFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		klog.ErrorS(err, "Cannot remove the cache of an earlier release", "dir", dir)
+	}
+	return size, nil
 }
 
-// KeepCached saves node's state to dir whenever it has changed, at most every
-// interval, and once more when ctx ends.
-func KeepCached(ctx context.Context, state *State, dir, node string, interval time.Duration) {
-	var saved uint64
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func writeCache(f *os.File, node string, rv uint64, objects []*stored) (int64, error) {
+	placeholder := make([]byte, 2*sha256.Size+1)
+	placeholder[len(placeholder)-1] = '\n'
+	if _, err := f.Write(placeholder); err != nil {
+		return 0, err
+	}
+	hasher := sha256.New()
+	counter := &countWriter{w: io.MultiWriter(f, hasher)}
+	w := bufio.NewWriterSize(counter, 64<<10)
+	header, err := json.Marshal(cacheHeader{Node: node, ResourceVersion: rv, Format: cacheFormat})
+	if err != nil {
+		return 0, err
+	}
+	if _, err := w.Write(append(header, '\n')); err != nil {
+		return 0, err
+	}
+	index := make(map[*stored]int, len(objects))
+	for i, one := range objects {
+		if err := writeRecord(w, index, one); err != nil {
+			return 0, err
+		}
+		index[one] = i
+	}
+	if err := w.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := f.WriteAt(hexSum(hasher), 0); err != nil {
+		return 0, err
+	}
+	return int64(len(placeholder)) + counter.n, nil
+}
+
+func hexSum(h hash.Hash) []byte {
+	return []byte(hex.EncodeToString(h.Sum(nil)))
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// The cache is written once the state has been quiet for cacheQuiet, and
+// at least every cacheMaxStale while it keeps changing, instead of on every
+// change: the cache serves a restart during a WAN outage, and during one
+// nothing changes, so the state an outage starts with is saved within
+// cacheQuiet. A clean shutdown saves the latest state too.
+const (
+	cacheQuiet    = 2 * time.Second
+	cacheMaxStale = 30 * time.Second
+)
+
+// KeepCached saves node's state to dir whenever it has changed, as the
+// constants above say, and once more when ctx ends.
+func KeepCached(ctx context.Context, state *State, dir, node string) {
+	keepCached(ctx, state, dir, node, cacheQuiet, cacheMaxStale)
+}
+
+func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxStale time.Duration) {
+	// saved is the resourceVersion last saved, seen the last one read;
+	// changed is when seen was first read, unsaved when the state first
+	// differed from what was saved.
+	var saved, seen uint64
+	var changed, unsaved time.Time
 	save := func() {
-		rv, objects := state.Snapshot()
+		rv, objects := state.storedSnapshot()
 		if rv == saved || !state.Synced() {
 			return
 		}
-		if err := SaveCache(dir, node, rv, objects); err != nil {
+		size, err := saveStored(dir, node, rv, objects)
+		if err != nil {
 			klog.ErrorS(err, "Cannot save the state; a restart during an outage would start empty", "dir", dir)
 			return
 		}
-		saved = rv
+		cacheWrittenBytes.Add(float64(size))
+		saved, unsaved = rv, time.Time{}
 	}
-	ticker := time.NewTicker(interval)
+	ticker := time.NewTicker(quiet / 4)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			save()
 			return
-		case <-ticker.C:
-			save()
+		case now := <-ticker.C:
+			rv := state.RV()
+			if rv == saved {
+				continue
+			}
+			if unsaved.IsZero() {
+				unsaved = now
+			}
+			if rv != seen {
+				seen, changed = rv, now
+			}
+			if now.Sub(changed) >= quiet || now.Sub(unsaved) >= maxStale {
+				save()
+			}
 		}
 	}
 }

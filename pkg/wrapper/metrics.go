@@ -64,6 +64,10 @@ var (
 		Subsystem: subsystem, Name: "cache_rejected_total", StabilityLevel: metrics.ALPHA,
 		Help: "Cached states found at start and not served, by reason (unreadable: torn, altered or undecodable; foreign_node: saved for another node or for none).",
 	}, []string{"reason"})
+	cacheWrittenBytes = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "cache_written_bytes_total", StabilityLevel: metrics.ALPHA,
+		Help: "Bytes of the cache files written.",
+	})
 	bytesSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "sent_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses sent to kube-proxy.",
@@ -75,7 +79,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected, cacheWrittenBytes)
 	})
 }
 

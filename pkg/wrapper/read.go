@@ -40,6 +40,13 @@ func (s *State) Snapshot() (uint64, []runtime.Object) {
 	return rv, out
 }
 
+// RV is the resourceVersion of the latest change.
+func (s *State) RV() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stream.RV()
+}
+
 // storedSnapshot returns every served object as the state keeps it, sorted
 // by kind and key, and the resourceVersion they are at.
 func (s *State) storedSnapshot() (uint64, []*stored) {

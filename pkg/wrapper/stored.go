@@ -109,6 +109,21 @@ func storeEndpoints(meta metav1.ObjectMeta, parts []*stored) *stored {
 	return s
 }
 
+// restore reads what a filter needs of a stored object loaded with its
+// encoding only, and checks that the encoding decodes.
+func (s *stored) restore() error {
+	obj := s.kind.newObject()
+	if err := obj.(protoMessage).Unmarshal(s.data); err != nil {
+		return fmt.Errorf("decoding %s: %w", s.kind.gvr.Resource, err)
+	}
+	m := obj.(metav1.Object)
+	s.namespace, s.name, s.labels = m.GetNamespace(), m.GetName(), compactLabels(m.GetLabels())
+	if s.kind.extraFields != nil {
+		s.fields = s.kind.extraFields(obj)
+	}
+	return nil
+}
+
 // object decodes a stored object into the API object served: a new one,
 // which the caller owns.
 func (s *stored) object() runtime.Object {

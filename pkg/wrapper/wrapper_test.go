@@ -74,7 +74,9 @@ func TestCacheRoundTripAndCorruption(t *testing.T) {
 		{name: "empty", data: nil, reason: "unreadable"},
 		{name: "wrong payload", data: []byte("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"), reason: "unreadable"},
 		{name: "saved for another node", data: otherNode, reason: "foreign_node"},
-		{name: "saved for no node", data: checksummed(`{"resourceVersion":42,"objects":[]}`), reason: "foreign_node"},
+		{name: "saved for no node", data: checksummed(`{"resourceVersion":42,"format":2}` + "\n"), reason: "foreign_node"},
+		{name: "a record that does not decode", data: checksummed(`{"node":"edge-1","resourceVersion":42,"format":2}` + "\n\x00\x01\x03abc\x00"), reason: "unreadable"},
+		{name: "a part that is not a slice", data: checksummed(`{"node":"edge-1","resourceVersion":42,"format":2}` + "\n\x00\x01\x00\x00\x01\x01\x00\x01"), reason: "unreadable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(path, tc.data, 0o600); err != nil {
@@ -143,9 +145,16 @@ func putService(t *testing.T, u *Upstream, svc *corev1.Service) {
 // sameObject says whether two objects have the same content but for their
 // resourceVersions.
 func sameObject(a, b runtime.Object) bool {
-	x, errX := store(a)
-	y, errY := store(b)
+	x, errX := asStored(a)
+	y, errY := asStored(b)
 	return errX == nil && errY == nil && x.sameContent(y)
+}
+
+func asStored(obj runtime.Object) (*stored, error) {
+	if one, ok := obj.(*stored); ok {
+		return one, nil
+	}
+	return store(obj)
 }
 
 func TestRenderKeepsSliceIdentityAndConditions(t *testing.T) {

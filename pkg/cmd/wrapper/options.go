@@ -146,7 +146,7 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	go upstream.Run(ctx)
 	go state.Run(ctx)
-	go wrapper.KeepCached(ctx, state, o.CacheDir, o.NodeName, time.Second)
+	go wrapper.KeepCached(ctx, state, o.CacheDir, o.NodeName)
 
 	server := &http.Server{Handler: wrapper.NewServer(o.NodeName, state, forward), ReadHeaderTimeout: 10 * time.Second}
 	go func() {

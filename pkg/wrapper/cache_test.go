@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package wrapper
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A cache holds Endpoints by reference to their slices, and a state loaded
+// from it serves what was saved, resourceVersions included.
+func TestCacheKeepsEndpointsAndResourceVersions(t *testing.T) {
+	u := newIndex("edge-1")
+	putService(t, u, testService("echo", "10.96.0.10", map[string]string{"app": "echo"}))
+	putView(t, u, testView("edge-1", "echo", "echo-a"))
+	putView(t, u, testView("edge-1", "echo", "echo-b"))
+	dir := t.TempDir()
+	rv, objects := u.state.storedSnapshot()
+	if _, err := saveStored(dir, "edge-1", rv, objects); err != nil {
+		t.Fatal(err)
+	}
+	loadedRV, loaded, ok := LoadCache(dir, "edge-1")
+	if !ok || loadedRV != rv || len(loaded) != len(objects) {
+		t.Fatalf("loaded rv %d and %d objects, want %d and %d", loadedRV, len(loaded), rv, len(objects))
+	}
+	restored := NewState(loadedRV, loaded)
+	key := types.NamespacedName{Namespace: "demo", Name: "echo"}
+	want, _ := u.state.Get(endpoints, key)
+	got, err := restored.Get(endpoints, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !apiequality.Semantic.DeepEqual(got, want) || len(got.(*corev1.Endpoints).Subsets) != 2 {
+		t.Errorf("restored Endpoints %+v\nwant %+v", got, want)
+	}
+}
+
+// The cache is written once changes pause, and while they go on, at least
+// every maxStale: not on every change.
+func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
+	const quiet, maxStale = 100 * time.Millisecond, 400 * time.Millisecond
+	state := NewState(1, nil)
+	state.MarkSynced()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	savedRV := func() uint64 {
+		rv, _, _ := LoadCache(dir, "edge-1")
+		return rv
+	}
+	// Changes every 20 ms for a second: never quiet, so written about
+	// every maxStale.
+	start, writes, changes, last := time.Now(), 0, 0, uint64(0)
+	for ; time.Since(start) < time.Second; changes++ {
+		state.Set(testService(fmt.Sprintf("svc-%d", changes), "10.96.0.10", nil))
+		time.Sleep(20 * time.Millisecond)
+		if rv := savedRV(); rv != last {
+			writes, last = writes+1, rv
+		}
+	}
+	// About 2 by staleness; a loaded machine's longer sleeps add quiet ones.
+	if writes < 1 || writes > changes/5 {
+		t.Errorf("%d writes during a second of %d changes, want 1 to %d (every %v)", writes, changes, changes/5, maxStale)
+	}
+	// Quiet now: the latest state is written within quiet and a tick.
+	latest := state.RV()
+	deadline := time.Now().Add(quiet + maxStale)
+	for savedRV() != latest {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache holds resourceVersion %d, %v after the last change %d", savedRV(), quiet+maxStale, latest)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(dir, legacyCacheFile)); !os.IsNotExist(err) {
+		t.Errorf("the legacy cache file: %v", err)
+	}
+}
