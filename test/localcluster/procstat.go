@@ -115,3 +115,15 @@ func (r *GridviewReplica) Pid() (int, bool) {
 func (c *Cluster) GridviewPid() (int, bool) {
 	return c.primary().Pid()
 }
+
+// KubeAPIServerPid is the pid of kube-apiserver, or false when it is not
+// running: a scale run reports its CPU beside gridview-apiserver's, since
+// every watch goes through its aggregator.
+func (c *Cluster) KubeAPIServerPid() (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kubeAPIServer == nil {
+		return 0, false
+	}
+	return c.kubeAPIServer.Pid(), true
+}

@@ -35,6 +35,9 @@ type Config struct {
 	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every
 	// watched node's views to be current.
 	CurrentTimeout time.Duration
+	// Encoding (SCALE_ENCODING) is what watchers read: protobuf, as
+	// gridview-wrapper does (default), or json.
+	Encoding string
 }
 
 // ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
@@ -48,7 +51,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if !known || name == "tiny" {
 		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
 	}
-	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	for _, v := range []struct {
 		env string
@@ -58,6 +61,13 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		{"SEED", func(s string) (err error) { cfg.Seed, err = strconv.ParseUint(s, 10, 64); return err }},
 		{"SCALE_REPEATS", func(s string) (err error) { cfg.Repeats, err = strconv.Atoi(s); return err }},
 		{"SCALE_CURRENT_TIMEOUT", func(s string) (err error) { cfg.CurrentTimeout, err = time.ParseDuration(s); return err }},
+		{"SCALE_ENCODING", func(s string) error {
+			if s != EncodingProtobuf && s != EncodingJSON {
+				return fmt.Errorf("want %s or %s", EncodingProtobuf, EncodingJSON)
+			}
+			cfg.Encoding = s
+			return nil
+		}},
 	} {
 		if s := os.Getenv(v.env); s != "" {
 			if err := v.set(s); err != nil {

@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
@@ -45,13 +46,12 @@ func oracleOf(m *Model) *topologytest.Oracle {
 	return o
 }
 
-// oracleObjects returns what the oracle says node sees of svc, as the JSON
-// of the NodeEndpoints objects gridview would serve: one per slice with
-// at least one endpoint.
-func oracleObjects(t *testing.T, o *topologytest.Oracle, node string, svc *corev1.Service) [][]byte {
-	t.Helper()
+// oracleObjects returns what the oracle says node sees of svc, as the
+// NodeEndpoints objects gridview would serve: one per slice with at least
+// one endpoint.
+func oracleObjects(o *topologytest.Oracle, node string, svc *corev1.Service) []*v1alpha1.NodeEndpoints {
 	view := o.View(node, svc)
-	var out [][]byte
+	var out []*v1alpha1.NodeEndpoints
 	for _, s := range view.Slices {
 		if len(s.Endpoints) == 0 {
 			continue
@@ -61,14 +61,39 @@ func oracleObjects(t *testing.T, o *topologytest.Oracle, node string, svc *corev
 			Topology: v1alpha1.TopologyInfo{Mode: v1alpha1.TopologyMode(view.Topology.Mode), Keys: view.Topology.Keys, MatchedKey: view.Topology.MatchedKey},
 			Slice:    v1alpha1.NodeEndpointSlice{Name: s.Name, Labels: s.Labels, AddressType: s.AddressType, Ports: s.Ports, Endpoints: s.Endpoints},
 		}
-		obj.Name = node + ".." + s.Name
+		obj.Name, obj.Namespace = node+".."+s.Name, svc.Namespace
+		obj.APIVersion, obj.Kind = v1alpha1.SchemeGroupVersion.String(), "NodeEndpoints"
+		out = append(out, &obj)
+	}
+	return out
+}
+
+// decoders read an object as a watcher does, in each encoding.
+var decoders = map[string]func(*testing.T, *v1alpha1.NodeEndpoints) wireObject{
+	EncodingJSON: func(t *testing.T, obj *v1alpha1.NodeEndpoints) wireObject {
 		data, err := json.Marshal(obj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, data)
-	}
-	return out
+		var out wireObject
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	},
+	EncodingProtobuf: func(t *testing.T, obj *v1alpha1.NodeEndpoints) wireObject {
+		data, err := runtime.Encode(protobufInfo.Serializer, obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded, err := runtime.Decode(protobufInfo.Serializer, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out wireObject
+		fromProto(&out, decoded.(*v1alpha1.NodeEndpoints))
+		return out
+	},
 }
 
 // churn applies every kind of change the harness makes, and makes some
@@ -102,11 +127,13 @@ func churn(m *Model, rng *rand.Rand) {
 // must equal the model's, entry by entry and in total.
 func TestModelAgreesWithOracle(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		churn bool
+		name     string
+		churn    bool
+		encoding string
 	}{
-		{name: "as generated"},
-		{name: "after churn", churn: true},
+		{name: "as generated, json", encoding: EncodingJSON},
+		{name: "after churn, json", churn: true, encoding: EncodingJSON},
+		{name: "after churn, protobuf", churn: true, encoding: EncodingProtobuf},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := Generate(Scales["tiny"], 7)
@@ -114,7 +141,7 @@ func TestModelAgreesWithOracle(t *testing.T) {
 				churn(m, rand.New(rand.NewPCG(7, 7)))
 			}
 			o := oracleOf(m)
-			c := &client{names: newNames(m)}
+			c := &client{names: newNames(m), namespace: m.Namespace}
 			units := make([]int, m.Units())
 			for u := range units {
 				units[u] = u
@@ -123,12 +150,12 @@ func TestModelAgreesWithOracle(t *testing.T) {
 			for i, node := range m.Nodes {
 				w := newWatcher(c, node.Name, i)
 				for _, svc := range m.Services {
-					for _, data := range oracleObjects(t, o, node.Name, m.ServiceObject(svc)) {
-						var obj wireObject
-						if err := json.Unmarshal(data, &obj); err != nil {
-							t.Fatal(err)
+					for _, obj := range oracleObjects(o, node.Name, m.ServiceObject(svc)) {
+						wire := decoders[tc.encoding](t, obj)
+						if !c.ours(&wire) {
+							t.Fatalf("%s/%s is not taken for the scenario's", wire.Metadata.Namespace, wire.Metadata.Name)
 						}
-						w.upsert(&obj)
+						w.upsert(&wire)
 					}
 				}
 				want := m.UnitViews([]int{node.Unit}, m.Services)[node.Unit]

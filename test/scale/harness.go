@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -66,7 +67,7 @@ func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...
 	m := Generate(cfg.Scale, cfg.Seed)
 	h := &Harness{
 		cfg: cfg, cluster: cluster, m: m, kube: kube, logf: logf,
-		c:   &client{http: &http.Client{Transport: rt}, base: cluster.AdminConfig.Host, names: newNames(m), namespace: m.Namespace},
+		c:   &client{http: &http.Client{Transport: rt}, base: cluster.AdminConfig.Host, names: newNames(m), namespace: m.Namespace, encoding: cfg.Encoding},
 		rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
 		R:   &Results{Config: cfg},
 	}
@@ -84,8 +85,8 @@ func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...
 // refused, the cluster gone), never a missed target.
 func (h *Harness) Run(ctx context.Context) error {
 	r := h.R
-	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator",
-		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers))
+	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator, reading %s",
+		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
 	h.logf("%s", r.Scenario)
 	if err := h.startWatchers(ctx); err != nil {
 		return err
@@ -142,6 +143,21 @@ func (h *Harness) proc() (localcluster.ProcStat, error) {
 	return localcluster.ReadProcStat(pid)
 }
 
+// otherCPU reads the CPU kube-apiserver and the harness itself used so
+// far: they share the two cores with gridview-apiserver.
+func (h *Harness) otherCPU() [2]time.Duration {
+	var out [2]time.Duration
+	if pid, ok := h.cluster.KubeAPIServerPid(); ok {
+		if st, err := localcluster.ReadProcStat(pid); err == nil {
+			out[0] = st.CPU
+		}
+	}
+	if st, err := localcluster.ReadProcStat(os.Getpid()); err == nil {
+		out[1] = st.CPU
+	}
+	return out
+}
+
 // ingest writes the whole scenario at full speed: Nodes, then Services,
 // then EndpointSlices, as a cluster being set up would see them arrive.
 func (h *Harness) ingest(ctx context.Context) error {
@@ -152,6 +168,7 @@ func (h *Harness) ingest(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	others0 := h.otherCPU()
 	var nodes, services, slicesJobs []job
 	for i := range h.m.Nodes {
 		obj := h.m.NodeObject(i)
@@ -190,6 +207,8 @@ func (h *Harness) ingest(ctx context.Context) error {
 		return err
 	}
 	h.R.IngestCPU = after.CPU - before.CPU
+	others := h.otherCPU()
+	h.R.IngestKubeCPU, h.R.IngestHarnessCPU = others[0]-others0[0], others[1]-others0[1]
 	h.R.PeakRSS, h.R.IngestRSS = after.PeakRSS, after.RSS
 	return nil
 }

@@ -108,7 +108,7 @@ func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
 		if cont != "" {
 			query.Set("continue", cont)
 		}
-		resp, err := h.c.get(ctx, query)
+		resp, err := h.c.get(ctx, query, EncodingJSON)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond)
 			continue

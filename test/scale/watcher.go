@@ -27,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // nodeEndpointsPath is the resource, reached through kube-apiserver's
@@ -49,16 +51,30 @@ type client struct {
 	// namespace is the scenario's: views of other Services (kubernetes,
 	// gridview-apiserver) are not the model's and are skipped.
 	namespace string
+	encoding  string // EncodingProtobuf or EncodingJSON
 }
 
-func (c *client) get(ctx context.Context, query url.Values) (*http.Response, error) {
+func (c *client) get(ctx context.Context, query url.Values, encoding string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+nodeEndpointsPath+"?"+query.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
+	accept := "application/json"
+	if encoding == EncodingProtobuf {
+		accept = runtime.ContentTypeProtobuf
+	}
+	req.Header.Set("Accept", accept)
 	return c.http.Do(req)
 }
+
+// events reads one watch stream.
+type events interface {
+	next(*wireEvent) error
+}
+
+type jsonEvents struct{ dec *json.Decoder }
+
+func (j jsonEvents) next(ev *wireEvent) error { return j.dec.Decode(ev) }
 
 // ours tells whether an object is a view of the scenario's Services.
 func (c *client) ours(obj *wireObject) bool {
@@ -183,7 +199,7 @@ func (w *Watcher) selector() url.Values {
 }
 
 func (w *Watcher) list(ctx context.Context) error {
-	resp, err := w.c.get(ctx, w.selector())
+	resp, err := w.c.get(ctx, w.selector(), w.c.encoding)
 	if err != nil {
 		return fmt.Errorf("listing the views of %s: %w", w.Node, err)
 	}
@@ -192,8 +208,13 @@ func (w *Watcher) list(ctx context.Context) error {
 	if resp.StatusCode != http.StatusOK {
 		return statusError("listing", w.Node, resp, body)
 	}
-	var list wireList
-	if err := json.NewDecoder(body).Decode(&list); err != nil {
+	list := &wireList{}
+	if w.c.encoding == EncodingProtobuf {
+		list, err = decodeProtoList(body)
+	} else {
+		err = json.NewDecoder(body).Decode(list)
+	}
+	if err != nil {
 		return fmt.Errorf("decoding the views of %s: %w", w.Node, err)
 	}
 	w.lists.Add(1)
@@ -217,7 +238,7 @@ func (w *Watcher) watch(ctx context.Context) error {
 	query.Set("allowWatchBookmarks", "true")
 	query.Set("resourceVersion", w.ResourceVersion())
 	query.Set("timeoutSeconds", fmt.Sprint(int(watchTimeout.Seconds())))
-	resp, err := w.c.get(ctx, query)
+	resp, err := w.c.get(ctx, query, w.c.encoding)
 	if err != nil {
 		return fmt.Errorf("watching the views of %s: %w", w.Node, err)
 	}
@@ -230,12 +251,15 @@ func (w *Watcher) watch(ctx context.Context) error {
 		return statusError("watching", w.Node, resp, body)
 	}
 	w.once.Do(func() { close(w.watched) })
-	dec := json.NewDecoder(body)
+	var stream events = jsonEvents{json.NewDecoder(body)}
+	if w.c.encoding == EncodingProtobuf {
+		stream = newProtoEvents(io.NopCloser(body))
+	}
 	for {
 		// A fresh event each time: Decode leaves fields absent from the
 		// input as they were.
 		var ev wireEvent
-		if err := dec.Decode(&ev); err != nil {
+		if err := stream.next(&ev); err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
