@@ -71,15 +71,16 @@ func insertAll(into, from sets.Set[string]) {
 // that sees it in both as gone, then back.
 func (e *Engine) change(s scope, mutate func()) []SliceChange {
 	hadNodes := len(e.nodes) > 0
-	before := e.scopeViews(s)
+	targets := e.targets(s)
+	before := e.scopeViews(s, targets)
 	mutate()
 	if !hadNodes && len(e.nodes) == 0 {
 		return nil
 	}
-	after := e.scopeViews(s)
+	after := e.scopeViews(s, targets)
 	var changed []SliceChange
 	for _, svc := range slices.SortedFunc(maps.Keys(s), compareServices) {
-		changed = appendChanges(changed, svc, before[svc], after[svc])
+		changed = appendChanges(changed, svc, targets[svc], before[svc], after[svc])
 	}
 	slices.SortStableFunc(changed, func(a, b SliceChange) int {
 		return cmp.Compare(boolRank(a.New != nil), boolRank(b.New != nil))
@@ -94,27 +95,61 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// viewsInScope are a Service's views of the nodes in scope: one for every
-// known node when the Service prunes nothing and every node is in scope,
-// else one per node; none when the Service has no views.
-type viewsInScope struct {
-	all    *View
-	byNode map[string]*View
+// targets returns, per Service in scope, the nodes whose views to compare,
+// sorted: known before the change or named by the scope. The same list
+// serves before and after, so that views compare position by position.
+func (e *Engine) targets(s scope) map[types.NamespacedName][]string {
+	out := make(map[types.NamespacedName][]string, len(s))
+	for svc, nodes := range s {
+		switch {
+		case nodes == nil:
+			out[svc] = e.Nodes()
+		case nodes.Len() > len(e.nodes)/4:
+			// Filtering the sorted nodes costs less than sorting many.
+			var in []string
+			for _, node := range e.Nodes() {
+				if nodes.Has(node) {
+					in = append(in, node)
+				}
+			}
+			for node := range nodes {
+				if _, known := e.nodes[node]; !known {
+					in = append(in, node)
+				}
+			}
+			slices.Sort(in)
+			out[svc] = in
+		default:
+			out[svc] = sets.List(nodes)
+		}
+	}
+	return out
 }
 
-// of is the view of a node; nil when it has none.
-func (v viewsInScope) of(node string) *View {
-	if v.byNode == nil {
+// viewsInScope are a Service's views of its target nodes: one for every
+// known node when the Service prunes nothing and every node is in scope,
+// else one per target, nil for a node unknown; none when the Service has no
+// views.
+type viewsInScope struct {
+	all   *View
+	views []*View
+}
+
+// of is the view of the i-th target; nil when it has none.
+func (v viewsInScope) of(i int) *View {
+	if v.views == nil {
 		return v.all
 	}
-	return v.byNode[node]
+	return v.views[i]
 }
 
-// scopeViews computes the views in scope by Service.
-func (e *Engine) scopeViews(s scope) map[types.NamespacedName]viewsInScope {
+// scopeViews computes the views in scope by Service. Nodes that share the
+// values of a Service's keys share its view: it is looked up once per such
+// group.
+func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName][]string) map[types.NamespacedName]viewsInScope {
 	out := make(map[types.NamespacedName]viewsInScope, len(s))
 	var viewer []tier
-	var sig []byte
+	var sig, group []byte
 	for svc, nodes := range s {
 		sv, ok := e.views[svc]
 		if !ok {
@@ -125,59 +160,68 @@ func (e *Engine) scopeViews(s scope) map[types.NamespacedName]viewsInScope {
 			out[svc] = viewsInScope{all: all}
 			continue
 		}
-		byNode := make(map[string]*View, max(len(nodes), len(e.nodes)*boolRank(nodes == nil)))
-		visit := func(node string) {
-			if labels, ok := e.nodes[node]; ok {
-				byNode[node], viewer, sig = sv.view(node, labels, viewer, sig)
+		byGroup := map[string]*View{}
+		views := make([]*View, len(targets[svc]))
+		for i, node := range targets[svc] {
+			labels, ok := e.nodes[node]
+			if !ok {
+				continue
 			}
-		}
-		if nodes == nil {
-			for node := range e.nodes {
-				visit(node)
+			group = appendGroup(group[:0], sv.policy, node, labels)
+			view, ok := byGroup[string(group)]
+			if !ok {
+				view, viewer, sig = sv.view(node, labels, viewer, sig)
+				byGroup[string(group)] = view
 			}
+			views[i] = view
 		}
-		for node := range nodes {
-			visit(node)
-		}
-		out[svc] = viewsInScope{byNode: byNode}
+		out[svc] = viewsInScope{views: views}
 	}
 	return out
+}
+
+// appendGroup appends what decides a node's view of a Service besides the
+// Service itself: its values of the Service's keys.
+func appendGroup(b []byte, p policy, node string, labels map[string]string) []byte {
+	for _, key := range p.keys {
+		switch {
+		case key == KeyAny:
+		case isSameNode(p, key):
+			b = append(b, node...)
+		default:
+			if value, ok := labels[key]; ok {
+				b = append(b, '=')
+				b = append(b, value...)
+			}
+		}
+		b = append(b, 0)
+	}
+	return b
 }
 
 // appendChanges appends the changes of a Service's views: per pair of views
 // before and after, the slices that differ, for the nodes that went from one
 // to the other. Nodes share views, so pairs are few.
-func appendChanges(changed []SliceChange, svc types.NamespacedName, before, after viewsInScope) []SliceChange {
-	if before.byNode == nil && after.byNode == nil {
+func appendChanges(changed []SliceChange, svc types.NamespacedName, nodes []string, before, after viewsInScope) []SliceChange {
+	if before.views == nil && after.views == nil {
 		return appendSliceChanges(changed, svc, before.all, after.all, nil)
 	}
-	pairs := map[[2]*View][]string{}
-	for node := range before.byNode {
-		pair := [2]*View{before.of(node), after.of(node)}
-		pairs[pair] = append(pairs[pair], node)
-	}
-	for node := range after.byNode {
-		if before.byNode == nil || before.byNode[node] == nil {
-			pair := [2]*View{before.of(node), after.of(node)}
-			pairs[pair] = append(pairs[pair], node)
+	var pairs [][2]*View
+	pairNodes := map[[2]*View][]string{}
+	for i, node := range nodes {
+		pair := [2]*View{before.of(i), after.of(i)}
+		if pair[0] == pair[1] {
+			continue
 		}
-	}
-	for _, pair := range slices.SortedFunc(maps.Keys(pairs), comparePairs(pairs)) {
-		if pair[0] != pair[1] {
-			nodes := pairs[pair]
-			slices.Sort(nodes)
-			changed = appendSliceChanges(changed, svc, pair[0], pair[1], nodes)
+		if _, seen := pairNodes[pair]; !seen {
+			pairs = append(pairs, pair)
 		}
+		pairNodes[pair] = append(pairNodes[pair], node)
+	}
+	for _, pair := range pairs {
+		changed = appendSliceChanges(changed, svc, pair[0], pair[1], pairNodes[pair])
 	}
 	return changed
-}
-
-// comparePairs orders pairs of views by their first node, so that changes
-// come in an order that does not depend on map iteration.
-func comparePairs(pairs map[[2]*View][]string) func(a, b [2]*View) int {
-	return func(a, b [2]*View) int {
-		return cmp.Compare(slices.Min(pairs[a]), slices.Min(pairs[b]))
-	}
 }
 
 // appendSliceChanges appends, for the nodes given (nil: every known node),

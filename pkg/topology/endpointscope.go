@@ -59,9 +59,11 @@ func (e *Engine) addEndpointScope(s scope, svc types.NamespacedName, family disc
 	if len(touched) == 0 {
 		return
 	}
-	if nodes := e.endpointScope(svc, family, touched); nodes == nil {
+	switch nodes := e.endpointScope(svc, family, touched); {
+	case nodes == nil, nodes.Len()*2 > len(e.nodes):
+		// Most nodes: visiting them all in order costs less than a set.
 		s[svc] = nil
-	} else {
+	default:
 		s.addAll(svc, nodes)
 	}
 }
@@ -150,8 +152,9 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 		}
 	}
 	out := sets.New[string]()
+	var viewer []tier
 	visit := func(node string) {
-		if !counts.hasReadyTier(p, tiersOf(nil, p, node, e.nodes[node], true)) {
+		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasReadyTier(p, viewer) {
 			out.Insert(node)
 		}
 	}

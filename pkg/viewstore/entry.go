@@ -82,7 +82,8 @@ func (e *entry) recipients(c *topology.SliceChange) []string {
 	return out
 }
 
-// event is a slice change as one node gets it.
+// event is a slice change as one node gets it, in objects of its own: a
+// watcher may encode them, which writes their type meta.
 func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstream.Event {
 	event := &watchstream.Event{RV: rv, Gone: c.New == nil}
 	if c.Old != nil {
@@ -126,20 +127,23 @@ func (e *entry) Events(f watchstream.Filter, after uint64, yield func(*watchstre
 	}
 }
 
-func (e *entry) ShardEvents(watched func(string) bool, shards func(func(string) bool), send func(string, *watchstream.Event)) {
+func (e *entry) ShardEvents(watched func(string) bool, shards func(func(string) bool), send func(string, func() *watchstream.Event)) {
 	for i := range e.changes {
 		c, rv := &e.changes[i], e.eventRV(i)
+		sendTo := func(node string) {
+			send(node, func() *watchstream.Event { return e.event(c, node, rv) })
+		}
 		if c.AllNodes {
 			for node := range shards {
 				if e.isFor(c, node) {
-					send(node, e.event(c, node, rv))
+					sendTo(node)
 				}
 			}
 			continue
 		}
 		for _, node := range c.Nodes {
 			if watched(node) {
-				send(node, e.event(c, node, rv))
+				sendTo(node)
 			}
 		}
 	}

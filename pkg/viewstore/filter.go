@@ -89,12 +89,37 @@ func (f Filter) matches(node, namespace, service, slice string, serviceLabels ma
 	if f.Fields == nil || f.Fields.Empty() {
 		return true
 	}
-	return f.Fields.Matches(fields.Set{
-		FieldNodeName:    node,
-		FieldServiceName: service,
-		fieldName:        topology.Name(node, slice),
-		fieldNamespace:   namespace,
-	})
+	return f.Fields.Matches(objectFields{node: node, namespace: namespace, service: service, slice: slice})
+}
+
+// objectFields are the fields of a NodeEndpoints selectors may use, read
+// without building a map for every object and watcher.
+type objectFields struct {
+	node, namespace, service, slice string
+}
+
+var _ fields.Fields = objectFields{}
+
+func (o objectFields) Has(field string) bool {
+	switch field {
+	case FieldNodeName, FieldServiceName, fieldName, fieldNamespace:
+		return true
+	}
+	return false
+}
+
+func (o objectFields) Get(field string) string {
+	switch field {
+	case FieldNodeName:
+		return o.node
+	case FieldServiceName:
+		return o.service
+	case fieldName:
+		return topology.Name(o.node, o.slice)
+	case fieldNamespace:
+		return o.namespace
+	}
+	return ""
 }
 
 // candidates narrows the views to visit with the exact matches the filter

@@ -72,10 +72,3 @@ func newObject(node string, view *topology.SliceView, rv uint64, created metav1.
 		Slice:       view.Slice,
 	}
 }
-
-// shallowCopy gives a watcher its own NodeEndpoints to encode; the content
-// stays shared, as encoding only writes the type meta.
-func shallowCopy(obj runtime.Object) runtime.Object {
-	view := *obj.(*topologyapi.NodeEndpoints)
-	return &view
-}

@@ -128,8 +128,8 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		// which nodes they are for.
 		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
 		Bookmark: bookmark,
-		Copy:     shallowCopy,
-		Metrics:  watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
+		// Every object a watcher gets is its own: no copy to make.
+		Metrics: watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)
 }

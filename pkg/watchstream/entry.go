@@ -32,9 +32,11 @@ type Entry interface {
 	// The filter decides what the watcher sees; Events may skip what it
 	// cannot see.
 	Events(f Filter, after uint64, yield func(*Event) bool)
-	// ShardEvents calls send with the event of each shard that has watchers
-	// (watched says which), of every change the entry holds, in order.
-	ShardEvents(watched func(shard string) bool, shards func(yield func(string) bool), send func(shard string, e *Event))
+	// ShardEvents calls send with each shard that has watchers (watched
+	// says which) and a function that makes its event, of every change the
+	// entry holds, in order: send calls it once per watcher, so that an entry
+	// may give each watcher objects of its own.
+	ShardEvents(watched func(shard string) bool, shards func(yield func(string) bool), send func(shard string, event func() *Event))
 }
 
 // single is an Entry of one event, in the shard shardOf names.
@@ -52,11 +54,11 @@ func (s single) Events(_ Filter, after uint64, yield func(*Event) bool) {
 	}
 }
 
-func (s single) ShardEvents(watched func(string) bool, _ func(func(string) bool), send func(string, *Event)) {
+func (s single) ShardEvents(watched func(string) bool, _ func(func(string) bool), send func(string, func() *Event)) {
 	if s.shardOf == nil {
 		return
 	}
 	if shard := s.shardOf(s.Object); watched(shard) {
-		send(shard, s.Event)
+		send(shard, func() *Event { return s.Event })
 	}
 }

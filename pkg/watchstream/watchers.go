@@ -98,9 +98,9 @@ func (ws *watchers) dispatch(entry Entry) {
 				}
 			}
 		}
-		entry.ShardEvents(watched, shards, func(shard string, e *Event) {
+		entry.ShardEvents(watched, shards, func(shard string, event func() *Event) {
 			for w := range ws.byShard[shard] {
-				deliver(w, e)
+				deliver(w, event())
 			}
 		})
 	}
