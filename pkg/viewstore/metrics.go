@@ -29,7 +29,7 @@ const subsystem = "gridview_nodeendpoints"
 var (
 	viewsChanged = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "views_recomputed_total", StabilityLevel: metrics.ALPHA,
-		Help: "Node views whose content changed and was recomputed.",
+		Help: "Changes of what a group of nodes sees of one EndpointSlice, each sent to the watchers of those nodes.",
 	})
 	recomputeSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
 		Subsystem: subsystem, Name: "recompute_duration_seconds", StabilityLevel: metrics.ALPHA,
