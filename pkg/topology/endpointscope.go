@@ -89,7 +89,7 @@ func changedEndpoints(old, new []discoveryv1.Endpoint) []discoveryv1.Endpoint {
 
 // endpointScope returns the nodes whose view of a Service can change when the
 // endpoints touched, all of one address family, appear, go or change; nil
-// means every node. A node sees an endpoint in a key's tier when they share
+// means every node, and stands for any set of more than half of them. A node sees an endpoint in a key's tier when they share
 // the key's value. A node of an ordered Service that has no ready tier of
 // that family but "*" may also see any endpoint; the other nodes keep every
 // tier but "*", so they keep their choice. The other families' choices do not
@@ -104,6 +104,11 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 	}
 	nodes := sets.New[string]()
 	for _, ep := range touched {
+		if nodes.Len()*2 > len(e.nodes) {
+			// Most nodes: every node costs less to visit than the rest of
+			// the set to build.
+			return nil
+		}
 		if ep.NodeName == nil {
 			continue
 		}
@@ -122,6 +127,9 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 		}
 	}
 	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
+		if nodes.Len()*2 > len(e.nodes) {
+			return nil
+		}
 		insertAll(nodes, e.fallingThrough(p, e.tiers[svc].counts[family]))
 	}
 	return nodes

@@ -90,6 +90,8 @@ func (w *watcher) send(e watch.Event) {
 		return
 	}
 	w.cut = len(w.queue) >= w.limit
+	// The goroutine that drains the queue sleeps only once it is empty.
+	wake := len(w.queue) == 0
 	if !w.cut {
 		w.queue = append(w.queue, e)
 	}
@@ -101,7 +103,9 @@ func (w *watcher) send(e watch.Event) {
 		go w.Stop()
 		return
 	}
-	w.notify()
+	if wake {
+		w.notify()
+	}
 }
 
 // notify wakes the goroutine that drains the queue, if it sleeps.
