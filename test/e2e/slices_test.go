@@ -18,16 +18,20 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
@@ -98,6 +102,12 @@ func TestNodeEndpointsPerSlice(t *testing.T) {
 	if _, err := views.Get(ctx, topology.Name(s.node("a1"), "grid-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a1's view of grid-z, which it routes to no endpoint of: %v, want 404", err)
 	}
+	// A Service without slices has no view at all (checked at the end,
+	// once the feed has applied later changes).
+	empty := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "empty"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, empty, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
 	if err != nil {
@@ -123,6 +133,9 @@ func TestNodeEndpointsPerSlice(t *testing.T) {
 	expectViewEvent(t, w, watch.Deleted, gridZ)
 	s.expectSliceViews(t, "a1", "grid", map[string][]string{"grid-x": {"10.1.0.1", "10.1.0.2", "10.1.0.4"}})
 	s.expectSliceViews(t, "b1", "grid", map[string][]string{"grid-x": {"10.1.0.3"}, "grid-y": {"10.1.1.2", "10.1.1.3"}})
+	if list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "serviceName=empty"}); err != nil || len(list.Items) != 0 {
+		t.Errorf("views of a Service without slices: %v, %v; want none", list, err)
+	}
 }
 
 // NodeEndpoints carry their Service's labels, whatever their slice's: label
@@ -173,4 +186,99 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 			})
 		})
 	}
+}
+
+// One endpoint's readiness flipped in a Service of ten slices, which prunes
+// nothing, reaches a node's watcher as one event: that slice's view, about a
+// tenth of the Service, as kube-proxy gets it from EndpointSlices.
+func TestNodeEndpointsOneEndpointFlipSendsOneSlice(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wide"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const slicesOfWide, perSlice = 10, 50
+	nodes := []string{"a1", "a2", "b1"}
+	sliceOf := func(i int, notReady int) *discoveryv1.EndpointSlice {
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Name: fmt.Sprintf("wide-%d", i), Labels: map[string]string{discoveryv1.LabelServiceName: "wide"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+		}
+		for e := range perSlice {
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+				Addresses: []string{fmt.Sprintf("10.7.%d.%d", i, e+1)}, NodeName: ptr.To(s.node(nodes[e%len(nodes)])),
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(e != notReady)},
+			})
+		}
+		return slice
+	}
+	endpointSlices := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	for i := range slicesOfWide {
+		if _, err := endpointSlices.Create(ctx, sliceOf(i, -1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	selector := "nodeName=" + s.node("b1") + ",serviceName=wide"
+	var list *topologyv1alpha1.NodeEndpointsList
+	eventually(t, 10*time.Second, "b1's views of every slice of wide", func(ctx context.Context) error {
+		var err error
+		if list, err = views.List(ctx, metav1.ListOptions{FieldSelector: selector}); err == nil && len(list.Items) != slicesOfWide {
+			err = fmt.Errorf("%d views", len(list.Items))
+		}
+		return err
+	})
+	whole := 0
+	for i := range list.Items {
+		whole += encodedSize(t, &list.Items[i])
+	}
+	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: selector, ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	current, err := endpointSlices.Get(ctx, "wide-3", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := sliceOf(3, 7)
+	flipped.ResourceVersion = current.ResourceVersion
+	if _, err := endpointSlices.Update(ctx, flipped, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := nextEvent(t, w)
+	view, ok := e.Object.(*topologyv1alpha1.NodeEndpoints)
+	if !ok || e.Type != watch.Modified || view.Name != topology.Name(s.node("b1"), "wide-3") || len(view.Slice.Endpoints) != perSlice ||
+		ptr.Deref(view.Slice.Endpoints[7].Conditions.Ready, true) {
+		t.Fatalf("event %s %v, want MODIFIED of b1's view of wide-3 with endpoint 7 not ready", e.Type, e.Object)
+	}
+	sent := encodedSize(t, view)
+	t.Logf("one endpoint flipped: one event of %d bytes; b1's views of the whole Service: %d bytes", sent, whole)
+	if sent > whole/5 {
+		t.Errorf("the event holds %d bytes of b1's %d of the Service: more than its one slice", sent, whole)
+	}
+	quiet := time.After(time.Second)
+	for {
+		select {
+		case e := <-w.ResultChan():
+			if e.Type != watch.Bookmark {
+				t.Fatalf("a second event for one endpoint's flip: %s %v", e.Type, e.Object)
+			}
+		case <-quiet:
+			return
+		}
+	}
+}
+
+// encodedSize is how many bytes of JSON an object is.
+func encodedSize(t *testing.T, view *topologyv1alpha1.NodeEndpoints) int {
+	t.Helper()
+	data, err := json.Marshal(view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data)
 }
