@@ -103,7 +103,7 @@ func (h *Harness) Run(ctx context.Context) error {
 	if err := h.wrapper(ctx); err != nil {
 		return err
 	}
-	return h.restart(ctx)
+	return h.restarts(ctx)
 }
 
 // Stop stops the watchers.
@@ -233,13 +233,18 @@ func (h *Harness) watchedUnits(skip int) []int {
 // returns how long after since that took, or how many watchers were still
 // stale at the timeout (then logging what differs for a few).
 func (h *Harness) waitCurrent(ctx context.Context, since time.Time, what string) (time.Duration, int) {
+	return h.waitCurrentAnd(ctx, since, what, func(*Watcher) bool { return true })
+}
+
+// waitCurrentAnd is waitCurrent for watchers that also meet also.
+func (h *Harness) waitCurrentAnd(ctx context.Context, since time.Time, what string, also func(*Watcher) bool) (time.Duration, int) {
 	totals := h.m.UnitTotals(h.watchedUnits(-1))
 	deadline := time.Now().Add(h.cfg.CurrentTimeout)
 	var stale []*Watcher
 	for {
 		stale = stale[:0]
 		for _, w := range h.watchers {
-			if w.Total() != totals[h.m.Nodes[w.Index].Unit] {
+			if w.Total() != totals[h.m.Nodes[w.Index].Unit] || !also(w) {
 				stale = append(stale, w)
 			}
 		}

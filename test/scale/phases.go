@@ -129,19 +129,25 @@ func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
 	}
 }
 
-// resume stops edge-00000's watcher, makes 1,000 changes — flips, one in
-// ten of the big Service, which changes every node's views — and resumes
-// the watch from the resourceVersion it had.
+// resume stops edge-00000's watcher, makes 1,000 changes — flips in
+// random Services, one in ten of an unannotated one and one in a hundred of
+// the big one, each of which changes every node's views — and resumes the
+// watch from the resourceVersion it had.
 func (h *Harness) resume(ctx context.Context) error {
 	const changes = 1000
 	w := h.watchers[0]
 	w.Stop()
 	rv, expired, lists := w.ResourceVersion(), w.expired.Load(), w.lists.Load()
-	big := h.m.ServicesOf(ModeNone, true)[0]
+	big, unannotated := h.m.ServicesOf(ModeNone, true)[0], h.m.ServicesOf(ModeNone, false)
 	var jobs []job
 	for i := range changes {
-		svc := big
-		if i%10 != 0 {
+		var svc *Service
+		switch {
+		case i%100 == 0:
+			svc = big
+		case i%10 == 0:
+			svc = unannotated[h.rng.IntN(len(unannotated))]
+		default:
 			svc = h.m.Services[h.rng.IntN(len(h.m.Services)-1)]
 		}
 		obj := h.m.SliceObject(svc, h.m.FlipEndpoint(svc, h.rng))
@@ -238,34 +244,68 @@ func wrapperUpstreamBytes(ctx context.Context, addr string) (int64, error) {
 	return 0, fmt.Errorf("the wrapper's metrics have no gridview_wrapper_upstream_received_bytes_total")
 }
 
-// restart stops gridview-apiserver and starts it again, timing until it is
-// ready (its /readyz, then its group served through the aggregator) and
-// until every watcher is current again.
-func (h *Harness) restart(ctx context.Context) error {
-	lists := h.totalLists()
+// restarts restarts gridview-apiserver twice: as is, and with an endpoint
+// of the big Service flipped while it is down.
+func (h *Harness) restarts(ctx context.Context) error {
+	for _, flip := range []bool{false, true} {
+		rs, err := h.restart(ctx, flip)
+		if err != nil {
+			return err
+		}
+		h.R.Restarts = append(h.R.Restarts, rs)
+	}
+	return nil
+}
+
+// restart stops gridview-apiserver, optionally flips an endpoint while it
+// is down, and starts it again, timing until it is ready (its /readyz, then
+// its group served through the aggregator) and until every watcher has
+// watched the new process and is current.
+func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
+	rs := Restart{FlipWhileDown: flip}
+	lists, expired := h.totalLists(), h.totalExpired()
+	watches := make(map[*Watcher]int64, len(h.watchers))
+	for _, w := range h.watchers {
+		watches[w] = w.watches.Load()
+	}
 	if err := h.cluster.StopGridview(); err != nil {
-		return err
+		return rs, err
+	}
+	if flip {
+		big := h.m.ServicesOf(ModeNone, true)[0]
+		if err := h.writeSlice(big, h.m.FlipEndpoint(big, h.rng))(ctx); err != nil {
+			return rs, fmt.Errorf("flipping an endpoint while gridview-apiserver is down: %w", err)
+		}
 	}
 	start := time.Now()
 	if err := h.cluster.StartGridview(ctx); err != nil {
-		return fmt.Errorf("restarting gridview-apiserver: %w", err)
+		return rs, fmt.Errorf("restarting gridview-apiserver: %w", err)
 	}
-	r := h.R
-	r.RestartReady = time.Since(start)
-	r.RestartCurrent, r.RestartStale = h.waitCurrent(ctx, start, "after a restart")
-	r.RestartRelists = h.totalLists() - lists
+	rs.Ready = time.Since(start)
+	rs.Current, rs.Stale = h.waitCurrentAnd(ctx, start, fmt.Sprintf("after a restart (flip while down: %t)", flip), func(w *Watcher) bool {
+		return w.watches.Load() > watches[w]
+	})
+	rs.Relists, rs.Expired = h.totalLists()-lists, h.totalExpired()-expired
 	st, err := h.proc()
 	if err != nil {
-		return err
+		return rs, err
 	}
-	r.FreshRSS = st.RSS
-	return nil
+	rs.RSS = st.RSS
+	return rs, nil
 }
 
 func (h *Harness) totalLists() int64 {
 	var n int64
 	for _, w := range h.watchers {
 		n += w.lists.Load()
+	}
+	return n
+}
+
+func (h *Harness) totalExpired() int64 {
+	var n int64
+	for _, w := range h.watchers {
+		n += w.expired.Load()
 	}
 	return n
 }

@@ -91,6 +91,7 @@ type Watcher struct {
 
 	bytes   atomic.Int64 // response bytes read, lists and watches
 	lists   atomic.Int64
+	watches atomic.Int64 // watches the server accepted
 	expired atomic.Int64 // 410s
 	watched chan struct{}
 	once    sync.Once
@@ -250,6 +251,7 @@ func (w *Watcher) watch(ctx context.Context) error {
 	if resp.StatusCode != http.StatusOK {
 		return statusError("watching", w.Node, resp, body)
 	}
+	w.watches.Add(1)
 	w.once.Do(func() { close(w.watched) })
 	var stream events = jsonEvents{json.NewDecoder(body)}
 	if w.c.encoding == EncodingProtobuf {
