@@ -264,3 +264,16 @@ func TestGenerateIsReproducible(t *testing.T) {
 		t.Errorf("%d endpoints, want %d", got, 500*20+1000)
 	}
 }
+
+// BenchmarkUnitTotalsEdge10k is what each wait for current views costs the
+// harness at edge-10k with 2,000 watchers (every unit watched).
+func BenchmarkUnitTotalsEdge10k(b *testing.B) {
+	m := Generate(Scales["edge-10k"], 1)
+	units := make([]int, m.Units())
+	for u := range units {
+		units[u] = u
+	}
+	for b.Loop() {
+		m.UnitTotals(units)
+	}
+}

@@ -191,6 +191,7 @@ func (h *Harness) ingest(ctx context.Context) error {
 			}})
 		}
 	}
+	totals := h.expected()
 	start := time.Now()
 	for _, phase := range [][]job{nodes, services, slicesJobs} {
 		if err := runJobs(ctx, phase); err != nil {
@@ -201,7 +202,7 @@ func (h *Harness) ingest(ctx context.Context) error {
 	h.R.Objects = len(nodes) + len(services) + len(slicesJobs)
 	h.R.WriteTime = lastWrite.Sub(start)
 	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
-	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, lastWrite, "after the ingest")
+	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
 	after, err := h.proc()
 	if err != nil {
 		return err
@@ -229,16 +230,22 @@ func (h *Harness) watchedUnits(skip int) []int {
 	return out
 }
 
-// waitCurrent waits until every watcher's state equals the model and
-// returns how long after since that took, or how many watchers were still
-// stale at the timeout (then logging what differs for a few).
-func (h *Harness) waitCurrent(ctx context.Context, since time.Time, what string) (time.Duration, int) {
-	return h.waitCurrentAnd(ctx, since, what, func(*Watcher) bool { return true })
+// expected is what every watcher's total must be, by unit, in the model's
+// current state. It takes seconds at edge-10k: callers compute it before
+// the writes they then time.
+func (h *Harness) expected() map[int]uint64 {
+	return h.m.UnitTotals(h.watchedUnits(-1))
+}
+
+// waitCurrent waits until every watcher's total equals totals (expected)
+// and returns how long after since that took, or how many watchers were
+// still stale at the timeout (then logging what differs for a few).
+func (h *Harness) waitCurrent(ctx context.Context, totals map[int]uint64, since time.Time, what string) (time.Duration, int) {
+	return h.waitCurrentAnd(ctx, totals, since, what, func(*Watcher) bool { return true })
 }
 
 // waitCurrentAnd is waitCurrent for watchers that also meet also.
-func (h *Harness) waitCurrentAnd(ctx context.Context, since time.Time, what string, also func(*Watcher) bool) (time.Duration, int) {
-	totals := h.m.UnitTotals(h.watchedUnits(-1))
+func (h *Harness) waitCurrentAnd(ctx context.Context, totals map[int]uint64, since time.Time, what string, also func(*Watcher) bool) (time.Duration, int) {
 	deadline := time.Now().Add(h.cfg.CurrentTimeout)
 	var stale []*Watcher
 	for {

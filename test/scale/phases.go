@@ -156,12 +156,13 @@ func (h *Harness) resume(ctx context.Context) error {
 			return err
 		}})
 	}
+	totals := h.expected()
 	if err := runJobs(ctx, jobs); err != nil {
 		return fmt.Errorf("making %d changes: %w", changes, err)
 	}
 	lastWrite := time.Now()
 	w.Start(ctx)
-	current, stale := h.waitCurrent(ctx, lastWrite, fmt.Sprintf("after %d changes and %s's resume", changes, w.Node))
+	current, stale := h.waitCurrent(ctx, totals, lastWrite, fmt.Sprintf("after %d changes and %s's resume", changes, w.Node))
 	r := h.R
 	r.ResumeNode, r.ResumeRV = w.Node, rv
 	r.Resume410 = w.expired.Load() > expired
@@ -277,12 +278,13 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 			return rs, fmt.Errorf("flipping an endpoint while gridview-apiserver is down: %w", err)
 		}
 	}
+	totals := h.expected()
 	start := time.Now()
 	if err := h.cluster.StartGridview(ctx); err != nil {
 		return rs, fmt.Errorf("restarting gridview-apiserver: %w", err)
 	}
 	rs.Ready = time.Since(start)
-	rs.Current, rs.Stale = h.waitCurrentAnd(ctx, start, fmt.Sprintf("after a restart (flip while down: %t)", flip), func(w *Watcher) bool {
+	rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, start, fmt.Sprintf("after a restart (flip while down: %t)", flip), func(w *Watcher) bool {
 		return w.watches.Load() > watches[w]
 	})
 	rs.Relists, rs.Expired = h.totalLists()-lists, h.totalExpired()-expired
