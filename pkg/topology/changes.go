@@ -95,58 +95,101 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// targets returns, per Service in scope, the nodes whose views to compare,
-// sorted: known before the change or named by the scope. The same list
-// serves before and after, so that views compare position by position.
-func (e *Engine) targets(s scope) map[types.NamespacedName][]string {
-	out := make(map[types.NamespacedName][]string, len(s))
+// target are the nodes whose views of a Service a change compares, the same
+// before and after it, so that views compare position by position: the
+// groups of a grouping, when every node is in scope and the Service groups
+// nodes, else nodes, sorted.
+type target struct {
+	grouping *nodeGroups
+	groups   [][]string
+	nodes    []string
+	// groupOf is the group of each node, once nodes is the groups' nodes.
+	groupOf []int
+}
+
+// flatten lists the nodes of the groups, for views that are not per group.
+func (t *target) flatten() {
+	if t.nodes != nil || t.groups == nil {
+		return
+	}
+	for g, group := range t.groups {
+		t.nodes = append(t.nodes, group...)
+		for range group {
+			t.groupOf = append(t.groupOf, g)
+		}
+	}
+}
+
+// targets returns the target of each Service in scope: the nodes known
+// before the change or named by the scope.
+func (e *Engine) targets(s scope) map[types.NamespacedName]*target {
+	out := make(map[types.NamespacedName]*target, len(s))
 	for svc, nodes := range s {
+		t := &target{}
+		out[svc] = t
 		switch {
 		case nodes == nil:
-			out[svc] = e.Nodes()
+			if g := e.grouping(e.services[svc]); g != nil {
+				t.grouping = g
+				t.groups = slices.SortedFunc(maps.Values(g.groups), func(a, b []string) int { return cmp.Compare(a[0], b[0]) })
+				continue
+			}
+			t.nodes = e.Nodes()
 		case nodes.Len() > len(e.nodes)/4:
 			// Filtering the sorted nodes costs less than sorting many.
-			var in []string
 			for _, node := range e.Nodes() {
 				if nodes.Has(node) {
-					in = append(in, node)
+					t.nodes = append(t.nodes, node)
 				}
 			}
 			for node := range nodes {
 				if _, known := e.nodes[node]; !known {
-					in = append(in, node)
+					t.nodes = append(t.nodes, node)
 				}
 			}
-			slices.Sort(in)
-			out[svc] = in
+			slices.Sort(t.nodes)
 		default:
-			out[svc] = sets.List(nodes)
+			t.nodes = sets.List(nodes)
 		}
 	}
 	return out
 }
 
-// viewsInScope are a Service's views of its target nodes: one for every
-// known node when the Service prunes nothing and every node is in scope,
-// else one per target, nil for a node unknown; none when the Service has no
+// viewsInScope are a Service's views of its target: one for every known node
+// when the Service prunes nothing and every node is in scope, one per group,
+// or one per node, nil for a node unknown; none when the Service has no
 // views.
 type viewsInScope struct {
-	all   *View
-	views []*View
+	all     *View
+	byGroup []*View
+	byNode  []*View
 }
 
-// of is the view of the i-th target; nil when it has none.
-func (v viewsInScope) of(i int) *View {
-	if v.views == nil {
-		return v.all
+// of is the view of the i-th node of a flattened target; nil when it has
+// none.
+func (v viewsInScope) of(t *target, i int) *View {
+	switch {
+	case v.byNode != nil:
+		return v.byNode[i]
+	case v.byGroup != nil:
+		return v.byGroup[t.groupOf[i]]
 	}
-	return v.views[i]
+	return v.all
+}
+
+// ofGroup is the view of the g-th group of a target by groups, when the
+// views are not per node.
+func (v viewsInScope) ofGroup(g int) *View {
+	if v.byGroup != nil {
+		return v.byGroup[g]
+	}
+	return v.all
 }
 
 // scopeViews computes the views in scope by Service. Nodes that share the
 // values of a Service's keys share its view: it is looked up once per such
 // group.
-func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName][]string) map[types.NamespacedName]viewsInScope {
+func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName]*target) map[types.NamespacedName]viewsInScope {
 	out := make(map[types.NamespacedName]viewsInScope, len(s))
 	var viewer []tier
 	var sig, group []byte
@@ -155,14 +198,24 @@ func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName][]string) 
 		if !ok {
 			continue
 		}
-		if nodes == nil && sv.uniform() {
+		t := targets[svc]
+		switch {
+		case nodes == nil && sv.uniform():
 			all, _, _ := sv.view("", nil, nil, nil)
 			out[svc] = viewsInScope{all: all}
 			continue
+		case t.grouping != nil && t.grouping == e.grouping(sv.policy):
+			views := make([]*View, len(t.groups))
+			for g, group := range t.groups {
+				views[g], viewer, sig = sv.view(group[0], e.nodes[group[0]], viewer, sig)
+			}
+			out[svc] = viewsInScope{byGroup: views}
+			continue
 		}
+		t.flatten()
 		byGroup := map[string]*View{}
-		views := make([]*View, len(targets[svc]))
-		for i, node := range targets[svc] {
+		views := make([]*View, len(t.nodes))
+		for i, node := range t.nodes {
 			labels, ok := e.nodes[node]
 			if !ok {
 				continue
@@ -175,7 +228,7 @@ func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName][]string) 
 			}
 			views[i] = view
 		}
-		out[svc] = viewsInScope{views: views}
+		out[svc] = viewsInScope{byNode: views}
 	}
 	return out
 }
@@ -202,21 +255,30 @@ func appendGroup(b []byte, p policy, node string, labels map[string]string) []by
 // appendChanges appends the changes of a Service's views: per pair of views
 // before and after, the slices that differ, for the nodes that went from one
 // to the other. Nodes share views, so pairs are few.
-func appendChanges(changed []SliceChange, svc types.NamespacedName, nodes []string, before, after viewsInScope) []SliceChange {
-	if before.views == nil && after.views == nil {
+func appendChanges(changed []SliceChange, svc types.NamespacedName, t *target, before, after viewsInScope) []SliceChange {
+	if before.byGroup == nil && before.byNode == nil && after.byGroup == nil && after.byNode == nil {
 		return appendSliceChanges(changed, svc, before.all, after.all, nil)
 	}
 	var pairs [][2]*View
 	pairNodes := map[[2]*View][]string{}
-	for i, node := range nodes {
-		pair := [2]*View{before.of(i), after.of(i)}
+	add := func(pair [2]*View, nodes ...string) {
 		if pair[0] == pair[1] {
-			continue
+			return
 		}
 		if _, seen := pairNodes[pair]; !seen {
 			pairs = append(pairs, pair)
 		}
-		pairNodes[pair] = append(pairNodes[pair], node)
+		pairNodes[pair] = append(pairNodes[pair], nodes...)
+	}
+	if before.byNode == nil && after.byNode == nil {
+		for g, group := range t.groups {
+			add([2]*View{before.ofGroup(g), after.ofGroup(g)}, group...)
+		}
+	} else {
+		t.flatten()
+		for i, node := range t.nodes {
+			add([2]*View{before.of(t, i), after.of(t, i)}, node)
+		}
 	}
 	for _, pair := range pairs {
 		changed = appendSliceChanges(changed, svc, pair[0], pair[1], pairNodes[pair])

@@ -102,13 +102,13 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 	if p.mode == topologyapi.TopologyModeNone {
 		return nil
 	}
-	nodes := sets.New[string]()
+	// The groups of nodes that share a tier with an endpoint touched: when
+	// they hold more than half the nodes, every node costs less to visit
+	// than their union to build.
+	groups := map[[2]string]sets.Set[string]{}
+	size := 0
+	var viewer []tier
 	for _, ep := range touched {
-		if nodes.Len()*2 > len(e.nodes) {
-			// Most nodes: every node costs less to visit than the rest of
-			// the set to build.
-			return nil
-		}
 		if ep.NodeName == nil {
 			continue
 		}
@@ -116,15 +116,30 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 		if !known {
 			continue
 		}
-		for k, t := range tiersOf(nil, p, *ep.NodeName, labels, true) {
+		viewer = tiersOf(viewer, p, *ep.NodeName, labels, true)
+		for k, t := range viewer {
 			switch key := p.keys[k]; {
 			case !t.in || key == KeyAny:
 			case isSameNode(p, key):
-				nodes.Insert(t.value)
+				if _, ok := groups[[2]string{key, t.value}]; !ok {
+					groups[[2]string{key, t.value}] = sets.New(t.value)
+					size++
+				}
 			default:
-				insertAll(nodes, e.byLabel.group(key, t.value))
+				if _, ok := groups[[2]string{key, t.value}]; !ok {
+					group := e.byLabel.group(key, t.value)
+					groups[[2]string{key, t.value}] = group
+					size += group.Len()
+				}
 			}
 		}
+		if size*2 > len(e.nodes) {
+			return nil
+		}
+	}
+	nodes := sets.New[string]()
+	for _, group := range groups {
+		insertAll(nodes, group)
 	}
 	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
 		if nodes.Len()*2 > len(e.nodes) {
@@ -161,6 +176,15 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 	}
 	out := sets.New[string]()
 	var viewer []tier
+	if g := e.grouping(p); g != nil {
+		// Nodes of a group share their tiers.
+		for _, group := range g.groups {
+			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); !counts.hasReadyTier(p, viewer) {
+				out.Insert(group...)
+			}
+		}
+		return out
+	}
 	visit := func(node string) {
 		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasReadyTier(p, viewer) {
 			out.Insert(node)

@@ -41,8 +41,10 @@ type SliceChange struct {
 	// Old is what the nodes had, nil when they had nothing; New what they
 	// have, nil when they have nothing any more.
 	Old, New *SliceView
-	// Nodes are the nodes the change is for, sorted; nil when it is for
-	// every known node (AllNodes). Shared: never modify it.
+	// Nodes are the nodes the change is for, in an order that depends only
+	// on the engine's state (sorted, or sorted groups one after another);
+	// nil when it is for every known node (AllNodes). Shared: never modify
+	// it.
 	Nodes    []string
 	AllNodes bool
 }
@@ -72,6 +74,8 @@ type Engine struct {
 	tierServices map[string]map[string]sets.Set[types.NamespacedName]
 	// views derives the views of each Service that has them.
 	views map[types.NamespacedName]*serviceViews
+	// groupings group the nodes by the keys of the Services that have some.
+	groupings map[string]*nodeGroups
 	// sortedNodes caches Nodes until a node appears or goes, and
 	// servicesSorted the keys of views until a Service appears or goes.
 	sortedNodes    []string
@@ -96,6 +100,7 @@ func NewEngine() *Engine {
 		tiers:        map[types.NamespacedName]*serviceTiers{},
 		tierServices: map[string]map[string]sets.Set[types.NamespacedName]{},
 		views:        map[types.NamespacedName]*serviceViews{},
+		groupings:    map[string]*nodeGroups{},
 		nodeStamps:   map[string]uint64{},
 	}
 }

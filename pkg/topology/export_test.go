@@ -18,6 +18,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"reflect"
 )
 
@@ -32,6 +33,7 @@ var CompareServices = compareServices
 func CheckIndexes(e, fresh *Engine) error {
 	for name, pair := range map[string][2]any{
 		"byLabel":      {e.byLabel, fresh.byLabel},
+		"groupings":    {groupsOf(e), groupsOf(fresh)},
 		"keyServices":  {e.keyServices, fresh.keyServices},
 		"tiers":        {e.tiers, fresh.tiers},
 		"tierServices": {e.tierServices, fresh.tierServices},
@@ -43,4 +45,18 @@ func CheckIndexes(e, fresh *Engine) error {
 		}
 	}
 	return nil
+}
+
+// groupsOf is what the groupings hold, without how many Services use them
+// (deleted Services leave none behind) or the capacity of their lists.
+func groupsOf(e *Engine) map[string]map[string][]string {
+	out := map[string]map[string][]string{}
+	for id, g := range e.groupings {
+		groups := map[string][]string{}
+		for values, nodes := range g.groups {
+			groups[values] = slices.Clip(nodes)
+		}
+		out[id] = groups
+	}
+	return out
 }

@@ -38,6 +38,12 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 		e.sortedNodes = nil
 	}
 	e.byLabel.remove(name, old)
+	for _, g := range e.groupings {
+		if known {
+			g.remove(name, old)
+		}
+		g.add(name, labels)
+	}
 	e.nodes[name] = maps.Clone(labels)
 	e.nodeStamps[name] = e.stamp
 	e.byLabel.add(name, labels)
@@ -45,6 +51,11 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 }
 
 func (e *Engine) deleteNode(name string) {
+	if old, known := e.nodes[name]; known {
+		for _, g := range e.groupings {
+			g.remove(name, old)
+		}
+	}
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)
 	delete(e.nodeStamps, name)

@@ -61,6 +61,8 @@ func (e *Engine) setService(svc *corev1.Service) {
 	// read stays indexed.
 	old := e.services[key]
 	e.services[key] = p
+	e.useGrouping(p)
+	e.dropGrouping(old)
 	read := labelKeys(p)
 	for _, label := range read {
 		e.readKey(label, key)
@@ -77,6 +79,7 @@ func (e *Engine) deleteService(key types.NamespacedName) {
 	for _, label := range labelKeys(e.services[key]) {
 		e.forgetKey(label, key)
 	}
+	e.dropGrouping(e.services[key])
 	delete(e.services, key)
 	e.countTiers(key)
 }

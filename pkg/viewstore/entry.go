@@ -17,6 +17,7 @@ limitations under the License.
 package viewstore
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/gridview/gridview/pkg/topology"
@@ -64,11 +65,10 @@ func (e *entry) isFor(c *topology.SliceChange, node string) bool {
 		added, known := e.store.nodeAdded[node]
 		return known && added < e.rv
 	}
-	_, found := slices.BinarySearch(c.Nodes, node)
-	return found
+	return slices.Contains(c.Nodes, node)
 }
 
-// recipients are the nodes a slice change is for, sorted.
+// recipients are the nodes a slice change is for.
 func (e *entry) recipients(c *topology.SliceChange) []string {
 	if !c.AllNodes {
 		return c.Nodes
@@ -86,12 +86,18 @@ func (e *entry) recipients(c *topology.SliceChange) []string {
 // watcher may encode them, which writes their type meta.
 func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstream.Event {
 	event := &watchstream.Event{RV: rv, Gone: c.New == nil}
-	if c.Old != nil {
-		event.Old = e.store.object(node, c.Old, rv)
-	}
 	if c.New != nil {
 		event.Object = e.store.object(node, c.New, rv)
-	} else {
+	}
+	switch {
+	case c.Old == nil:
+	case c.New != nil && c.Old.Service == c.New.Service && maps.Equal(c.Old.Labels, c.New.Labels):
+		// What selectors read is the same before and after.
+		event.Old = event.Object
+	default:
+		event.Old = e.store.object(node, c.Old, rv)
+	}
+	if event.Object == nil {
 		event.Object = event.Old
 	}
 	return event
