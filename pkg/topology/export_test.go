@@ -18,8 +18,8 @@ package topology
 
 import (
 	"fmt"
-	"slices"
 	"reflect"
+	"slices"
 )
 
 // Test-only exports for the external tests of package topology_test, which
