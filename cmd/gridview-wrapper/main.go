@@ -18,21 +18,41 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
-	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
 	"github.com/gridview/gridview/pkg/cmd/wrapper"
 )
 
 func main() {
-	ctx := genericapiserver.SetupSignalContext()
+	ctx := signalContext()
 	err := wrapper.NewCommand(ctx).Execute()
 	klog.Flush()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gridview-wrapper: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// signalContext ends at the first SIGTERM or SIGINT, so the wrapper saves
+// its cache and stops; a second one exits at once. It is what
+// k8s.io/apiserver's SetupSignalContext does, without linking the API
+// server's packages: a node-local process keeps its binary, and the pages
+// of it that it touches, small.
+func signalContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-signals
+		cancel()
+		<-signals
+		os.Exit(1)
+	}()
+	return ctx
 }

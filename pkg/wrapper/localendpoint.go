@@ -120,6 +120,10 @@ type localEndpoints struct {
 	// served is the slice last served for the active endpoint: served again
 	// as long as it would not change, so that it is not published again.
 	served *stored
+	// annotated are default/kubernetes's Endpoints and EndpointSlice, as
+	// upstream has them (nil when it has not), whose annotations may name a
+	// local endpoint.
+	annotated [2]metav1.Object
 	// warned holds the bad annotation values already logged.
 	warned map[string]bool
 }
@@ -169,14 +173,10 @@ func (u *Upstream) refreshLocalEndpoint() {
 // Endpoints, else of its EndpointSlice. A bad value keeps the real
 // endpoints and is logged once.
 func (u *Upstream) annotatedLocalEndpoint() *LocalEndpoint {
-	var sources []metav1.Object
-	if ep, err := u.apiServer.Core().V1().Endpoints().Lister().Endpoints(kubernetesService.Namespace).Get(kubernetesService.Name); err == nil {
-		sources = append(sources, ep)
-	}
-	if slice, err := u.apiServer.Discovery().V1().EndpointSlices().Lister().EndpointSlices(kubernetesService.Namespace).Get(kubernetesService.Name); err == nil {
-		sources = append(sources, slice)
-	}
-	for _, source := range sources {
+	for _, source := range u.local.annotated {
+		if source == nil {
+			continue
+		}
 		local, set, err := localEndpointOf(source.GetAnnotations())
 		if !set {
 			continue

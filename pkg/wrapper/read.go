@@ -76,15 +76,23 @@ func (s *State) selected(f *filter) []*stored {
 	return out
 }
 
+// selectedAt returns the selected objects and the resourceVersion of the
+// state they are of, for a list at resourceVersion.
+func (s *State) selectedAt(f *filter, resourceVersion string) ([]*stored, uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, err := s.stream.RequestedRV(resourceVersion); err != nil {
+		return nil, 0, err
+	}
+	return s.selected(f), s.stream.RV(), nil
+}
+
 // List returns the selected objects as the kind's list.
 func (s *State) List(f *filter, resourceVersion string) (runtime.Object, error) {
-	s.mu.RLock()
-	if _, err := s.stream.RequestedRV(resourceVersion); err != nil {
-		s.mu.RUnlock()
+	kept, rv, err := s.selectedAt(f, resourceVersion)
+	if err != nil {
 		return nil, err
 	}
-	kept, rv := s.selected(f), s.stream.RV()
-	s.mu.RUnlock()
 	// Decoded without the lock: stored objects never change.
 	items := make([]runtime.Object, 0, len(kept))
 	for _, one := range kept {

@@ -20,8 +20,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
@@ -38,7 +36,7 @@ func (u *Upstream) Run(ctx context.Context) {
 // cluster's.
 func (u *Upstream) sync(ctx context.Context) {
 	u.start(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), u.synced...) {
+	if !cache.WaitForCacheSync(ctx.Done(), u.synced()...) {
 		return
 	}
 	u.refreshLocalEndpoint()
@@ -48,25 +46,12 @@ func (u *Upstream) sync(ctx context.Context) {
 }
 
 func (u *Upstream) reconcile() {
-	everything := labels.Everything()
-	nodeList, _ := u.node.Core().V1().Nodes().Lister().List(everything)
-	u.state.Replace(nodes, asObjects(nodeList))
-	cidrs, _ := u.shared.Networking().V1().ServiceCIDRs().Lister().List(everything)
-	u.state.Replace(serviceCIDRs, asObjects(cidrs))
-
-	// The sources have put every Service and view listed: what is left to
-	// drop is what the cache held and the cluster no longer has.
+	// Each source has applied its list, the Node and ServiceCIDRs included:
+	// what is left to drop is what the cache held of the Services' slices
+	// and Endpoints and the cluster no longer has.
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.dropUnrendered()
-}
-
-func asObjects[T runtime.Object](items []T) []runtime.Object {
-	out := make([]runtime.Object, 0, len(items))
-	for _, item := range items {
-		out = append(out, item)
-	}
-	return out
 }
 
 // probe tells the upstream_connected metric whether the cluster answers.
@@ -75,7 +60,7 @@ func (u *Upstream) probe(ctx context.Context) {
 	defer ticker.Stop()
 	for {
 		probeCtx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		err := u.kube.Discovery().RESTClient().Get().AbsPath("/version").Do(probeCtx).Error()
+		err := u.clients.version(probeCtx)
 		cancel()
 		if err != nil {
 			upstreamConnected.Set(0)

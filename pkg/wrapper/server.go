@@ -27,8 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/endpoints/handlers/negotiation"
-	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	"github.com/gridview/gridview/pkg/watchstream"
@@ -47,7 +45,7 @@ type Server struct {
 // NewServer serves node's kube-proxy state; upstream handles forwarded
 // requests.
 func NewServer(node string, state *State, upstream http.Handler) *Server {
-	codecs := serializer.NewCodecFactory(scheme.Scheme)
+	codecs := serializer.NewCodecFactory(wrapperScheme)
 	return &Server{state: state, upstream: upstream, events: newEventGate(node, codecs), codecs: codecs, metrics: legacyregistry.Handler()}
 }
 
@@ -113,17 +111,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		s.watch(w, req, f, opts)
 		return
 	default:
+		if s.writeList(w, req, f, opts.ResourceVersion) {
+			return
+		}
 		obj, err = s.state.List(f, opts.ResourceVersion)
 	}
 	if err != nil {
 		s.fail(w, req, err)
 		return
 	}
-	responsewriters.WriteObjectNegotiated(s.codecs, negotiation.DefaultEndpointRestrictions, gv, w, req, http.StatusOK, obj, false)
+	writeObject(s.codecs, gv, w, req, http.StatusOK, obj)
 }
 
 func (s *Server) fail(w http.ResponseWriter, req *http.Request, err error) {
-	responsewriters.ErrorNegotiated(err, s.codecs, metav1.SchemeGroupVersion, w, req)
+	writeError(s.codecs, w, req, err)
 }
 
 // listOptions reads the query as kube-apiserver does; a bad value is a 400

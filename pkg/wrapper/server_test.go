@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -80,6 +81,18 @@ func TestClientsListAndWatchAsFromKubeAPIServer(t *testing.T) {
 			}
 			if len(list.Items) != 1 || list.Items[0].Name != "echo" || list.ResourceVersion != "100" {
 				t.Fatalf("services = %+v", list)
+			}
+			// Lists are written item by item: they decode as the list
+			// object the state holds would encode.
+			for _, namespace := range []string{"", "none"} {
+				got, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := state.List(&filter{kind: endpointSlices, namespace: namespace}, "")
+				if got.TypeMeta = (metav1.TypeMeta{}); !apiequality.Semantic.DeepEqual(got, want) {
+					t.Errorf("slices in %q = %+v\nwant %+v", namespace, got, want)
+				}
 			}
 
 			w, err := client.DiscoveryV1().EndpointSlices("").Watch(ctx, metav1.ListOptions{

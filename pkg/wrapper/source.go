@@ -21,9 +21,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -80,13 +77,10 @@ func (s *source) Replace(list []any, _ string) error {
 // HasSynced says whether the first list has been applied.
 func (s *source) HasSynced() bool { return s.synced.Load() }
 
-// run reflects a resource into the source until ctx ends. client is the
-// typed client, which says whether it can stream lists.
-func (s *source) run(ctx context.Context, name string, expected runtime.Object, client any,
-	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
-	watchFunc func(context.Context, metav1.ListOptions) (watch.Interface, error)) {
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: watchFunc}, client)
-	cache.NewReflectorWithOptions(lw, expected, s, cache.ReflectorOptions{Name: name}).RunWithContext(ctx)
+// run reflects a collection into the source until ctx ends.
+func (s *source) run(ctx context.Context, c collection) {
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: c.list, WatchFuncWithContext: c.watch}, c.client)
+	cache.NewReflectorWithOptions(lw, c.expected, s, cache.ReflectorOptions{Name: c.name}).RunWithContext(ctx)
 }
 
 // errNotRecorded is a reflector handing over something that is neither the

@@ -18,22 +18,17 @@ package wrapper
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
-
-	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
-	"github.com/gridview/gridview/generated/clientset/versioned"
 )
 
 // Upstream keeps a state current with the cluster: this node's NodeEndpoints
@@ -41,25 +36,16 @@ import (
 // this Node and the ServiceCIDRs. While the cluster cannot be reached, the
 // reflectors retry and the state stays as it was.
 //
-// NodeEndpoints and Services, nearly all a node holds, are read without an
-// informer cache: each is encoded as it is served and its decoded form is
-// dropped, so the wrapper holds a node's view once, compactly.
+// Nothing is read through an informer cache: each object is encoded as it
+// is served and its decoded form dropped, so the wrapper holds a node's view
+// once, compactly.
 type Upstream struct {
-	state    *State
-	kube     kubernetes.Interface
-	gridview versioned.Interface
-	node     informers.SharedInformerFactory
-	shared   informers.SharedInformerFactory
-	synced   []cache.InformerSynced
-
-	viewSource, serviceSource *source
+	state   *State
+	clients *upstreamClients
+	sources []*source
 
 	// nodeName is the node whose views are served; no other's.
 	nodeName string
-
-	// apiServer reads the annotations of default/kubernetes's Endpoints and
-	// EndpointSlice that name an edge-local API server.
-	apiServer informers.SharedInformerFactory
 
 	// mu guards what follows: this node's views by name, the Services and
 	// the views of their slices, as served, and the local endpoint.
@@ -80,85 +66,107 @@ func NewUpstream(config *rest.Config, node string, state *State, local *LocalEnd
 	config = rest.CopyConfig(config)
 	config.AcceptContentTypes, config.ContentType = upstreamContentTypes, runtime.ContentTypeProtobuf
 	config.Wrap(countReceivedBytes)
-	kube, err := kubernetes.NewForConfig(config)
+	clients, err := newUpstreamClients(config, node)
 	if err != nil {
-		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+		return nil, err
 	}
-	gridview, err := versioned.NewForConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("creating the gridview client: %w", err)
-	}
-	return newUpstream(kube, gridview, node, state, local)
+	return newUpstream(clients, node, state, local), nil
 }
 
-func newUpstream(kube kubernetes.Interface, gridview versioned.Interface, node string, state *State, local *LocalEndpoint) (*Upstream, error) {
-	lean := informers.WithTransform(compact)
+func newUpstream(clients *upstreamClients, node string, state *State, local *LocalEndpoint) *Upstream {
 	u := &Upstream{
-		nodeName: node, state: state, kube: kube, gridview: gridview,
-		shared: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean),
-		node: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = "metadata.name=" + node
-		})),
-		apiServer: informers.NewSharedInformerFactoryWithOptions(kube, 0, lean, informers.WithNamespace(kubernetesService.Namespace),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "metadata.name=" + kubernetesService.Name })),
+		nodeName: node, state: state, clients: clients,
 		views:    map[types.NamespacedName]*viewRecord{},
 		services: map[types.NamespacedName]*serviceViews{},
 		local:    localEndpoints{flag: local, warned: map[string]bool{}},
 	}
-	u.viewSource = &source{record: recordView, put: u.setView, remove: u.deleteView, replace: u.replaceViews}
-	u.serviceSource = &source{record: recordService, put: u.setService, remove: u.deleteService, replace: u.replaceServices}
-	u.synced = append(u.synced, u.viewSource.HasSynced, u.serviceSource.HasSynced)
-	mirror := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { state.Set(obj.(runtime.Object)) },
-		UpdateFunc: func(_, obj any) { state.Set(obj.(runtime.Object)) },
-		DeleteFunc: func(obj any) {
-			if object := unwrap(obj); object != nil {
-				state.Delete(kindOf(object), keyOf(object))
-			}
-		},
+	u.sources = []*source{
+		{record: recordView, put: u.setView, remove: u.deleteView, replace: u.replaceViews},
+		{record: recordService, put: u.setService, remove: u.deleteService, replace: u.replaceServices},
+		u.mirror(nodes), u.mirror(serviceCIDRs),
+		u.annotated(0, &corev1.Endpoints{}), u.annotated(1, &discoveryv1.EndpointSlice{}),
 	}
-	for _, informer := range []cache.SharedIndexInformer{
-		u.node.Core().V1().Nodes().Informer(),
-		u.shared.Networking().V1().ServiceCIDRs().Informer(),
-	} {
-		if err := u.handle(informer, mirror); err != nil {
-			return nil, err
-		}
-	}
-	refresh := func(any) { u.refreshLocalEndpoint() }
-	annotated := cache.ResourceEventHandlerFuncs{AddFunc: refresh, UpdateFunc: func(_, obj any) { refresh(obj) }, DeleteFunc: refresh}
-	for _, informer := range []cache.SharedIndexInformer{
-		u.apiServer.Core().V1().Endpoints().Informer(),
-		u.apiServer.Discovery().V1().EndpointSlices().Informer(),
-	} {
-		if err := u.handle(informer, annotated); err != nil {
-			return nil, err
-		}
-	}
-	return u, nil
+	return u
 }
 
-// start runs the informers and the reflectors until ctx ends.
+// start runs a reflector for each collection until ctx ends.
 func (u *Upstream) start(ctx context.Context) {
-	u.shared.Start(ctx.Done())
-	u.node.Start(ctx.Done())
-	u.apiServer.Start(ctx.Done())
-	views := u.gridview.TopologyV1alpha1().NodeEndpoints(metav1.NamespaceAll)
-	ours := func(o metav1.ListOptions) metav1.ListOptions {
-		o.FieldSelector = "nodeName=" + u.nodeName
-		return o
+	c := u.clients
+	for i, collection := range []collection{c.views, c.services, c.nodes, c.serviceCIDRs, c.apiEndpoints, c.apiSlices} {
+		go u.sources[i].run(ctx, collection)
 	}
-	go u.viewSource.run(ctx, "nodeendpoints", &topologyv1alpha1.NodeEndpoints{}, u.gridview,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return views.List(ctx, ours(o))
+}
+
+// synced are the sources' HasSynced.
+func (u *Upstream) synced() []cache.InformerSynced {
+	out := make([]cache.InformerSynced, 0, len(u.sources))
+	for _, s := range u.sources {
+		out = append(out, s.HasSynced)
+	}
+	return out
+}
+
+// mirror serves a kind as upstream has it (this Node, the ServiceCIDRs).
+func (u *Upstream) mirror(k *kind) *source {
+	return &source{
+		record: func(obj any) (any, error) {
+			if kept, ok := obj.(*stored); ok {
+				return kept, nil
+			}
+			object, ok := obj.(runtime.Object)
+			if !ok || kindOf(object) != k {
+				return nil, errNotRecorded(obj)
+			}
+			if _, err := compact(obj); err != nil {
+				return nil, err
+			}
+			return store(object)
 		},
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return views.Watch(ctx, ours(o))
-		})
-	svcs := u.kube.CoreV1().Services(metav1.NamespaceAll)
-	go u.serviceSource.run(ctx, "services", &corev1.Service{}, u.kube,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return svcs.List(ctx, o) },
-		func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return svcs.Watch(ctx, o) })
+		put:    func(record any) { u.state.SetStored(record.(*stored)) },
+		remove: func(record any) { u.state.Delete(k, record.(*stored).key()) },
+		replace: func(records []any) {
+			keep := make(map[types.NamespacedName]bool, len(records))
+			for _, record := range records {
+				keep[record.(*stored).key()] = true
+				u.state.SetStored(record.(*stored))
+			}
+			u.state.Retain(k, keep)
+		},
+	}
+}
+
+// annotated keeps default/kubernetes's Endpoints (i = 0) or EndpointSlice
+// (i = 1) for the local endpoint annotations, and applies them.
+func (u *Upstream) annotated(i int, expected runtime.Object) *source {
+	set := func(record any) {
+		u.mu.Lock()
+		if m, ok := record.(metav1.Object); ok {
+			u.local.annotated[i] = m
+		} else {
+			u.local.annotated[i] = nil
+		}
+		u.mu.Unlock()
+		u.refreshLocalEndpoint()
+	}
+	return &source{
+		record: func(obj any) (any, error) {
+			if reflect.TypeOf(obj) != reflect.TypeOf(expected) {
+				return nil, errNotRecorded(obj)
+			}
+			return compact(obj)
+		},
+		put:    set,
+		remove: func(any) { set(nil) },
+		replace: func(records []any) {
+			for _, record := range records {
+				if m := record.(metav1.Object); m.GetNamespace() == kubernetesService.Namespace && m.GetName() == kubernetesService.Name {
+					set(record)
+					return
+				}
+			}
+			set(nil)
+		},
+	}
 }
 
 // ours says whether a view is this node's. The wrapper asks only for its
@@ -179,25 +187,6 @@ func (u *Upstream) accept(view *viewRecord) bool {
 	rejectedViews.WithLabelValues("foreign_node").Inc()
 	klog.InfoS("Warning: rejecting a view of another node", "view", view.name, "viewNode", view.node, "node", u.nodeName)
 	return false
-}
-
-func (u *Upstream) handle(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
-	registration, err := informer.AddEventHandler(handler)
-	if err != nil {
-		return fmt.Errorf("watching upstream: %w", err)
-	}
-	u.synced = append(u.synced, registration.HasSynced)
-	return nil
-}
-
-// unwrap returns a deleted object, also when the informer missed its
-// deletion; nil when it is neither.
-func unwrap(obj any) runtime.Object {
-	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = tombstone.Obj
-	}
-	object, _ := obj.(runtime.Object)
-	return object
 }
 
 // setView serves a view of this node as an EndpointSlice and its Service's

@@ -18,13 +18,18 @@ package wrapper
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-base/metrics/testutil"
 
@@ -42,6 +47,34 @@ func testView(node, service, slice string) *topologyv1alpha1.NodeEndpoints {
 			Name: slice, AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
 		},
+	}
+}
+
+// fakeClients reads client-go's fake clientsets, which ignore field
+// selectors and cannot stream lists.
+func fakeClients(kube *kubefake.Clientset, gridview *gridviewfake.Clientset) *upstreamClients {
+	return &upstreamClients{
+		views:        fakeCollection(&topologyv1alpha1.NodeEndpoints{}, gridview, gridview.TopologyV1alpha1().NodeEndpoints("")),
+		services:     fakeCollection(&corev1.Service{}, kube, kube.CoreV1().Services("")),
+		nodes:        fakeCollection(&corev1.Node{}, kube, kube.CoreV1().Nodes()),
+		serviceCIDRs: fakeCollection(&networkingv1.ServiceCIDR{}, kube, kube.NetworkingV1().ServiceCIDRs()),
+		apiEndpoints: fakeCollection(&corev1.Endpoints{}, kube, kube.CoreV1().Endpoints("default")),
+		apiSlices:    fakeCollection(&discoveryv1.EndpointSlice{}, kube, kube.DiscoveryV1().EndpointSlices("default")),
+		version:      func(context.Context) error { return nil },
+	}
+}
+
+// lister is what a typed client gives a collection.
+type lister[L runtime.Object] interface {
+	List(context.Context, metav1.ListOptions) (L, error)
+	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
+}
+
+func fakeCollection[L runtime.Object](expected runtime.Object, clientset any, typed lister[L]) collection {
+	return collection{
+		name: fmt.Sprintf("%T", expected), expected: expected, client: clientset,
+		list:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return typed.List(ctx, o) },
+		watch: typed.Watch,
 	}
 }
 
@@ -75,10 +108,7 @@ func TestUpstreamRejectsOtherNodesViews(t *testing.T) {
 	before := rejected()
 	gridview := gridviewfake.NewSimpleClientset(testView("edge-1", "echo", "echo-a"), testView("edge-2", "web", "web-a"))
 	state := NewState(1, nil)
-	u, err := newUpstream(kubefake.NewClientset(), gridview, "edge-1", state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := newUpstream(fakeClients(kubefake.NewClientset(), gridview), "edge-1", state, nil)
 	ctx := t.Context()
 	go u.sync(ctx)
 	waitUntil := func(what string, done func() bool) {
