@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package ha
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+// haDuration reads a duration from the environment: make test runs short,
+// the issue's full run sets 10m of churn and 30s watch timeouts.
+func haDuration(t *testing.T, name string, fallback time.Duration) time.Duration {
+	t.Helper()
+	value := os.Getenv(name)
+	if value == "" {
+		return fallback
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, value, err)
+	}
+	return d
+}
+
+// An informer following its node through the aggregator, which picks a
+// replica per request, lists once and never again through churn and
+// watches that time out: a resourceVersion means the same on both
+// replicas, so a re-watch on the other one resumes where the last ended. It
+// ends equal to a fresh list.
+func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
+	if os.Getenv("GRIDVIEW_HA_ONE_RV") == "" {
+		// Issue 12, item 6: each replica still numbers its changes from an
+		// epoch of its own, so a re-watch on the other replica meets 410
+		// and relists. Remove this once resourceVersions are shared.
+		t.Skip("resourceVersions are not yet the same on every replica; GRIDVIEW_HA_ONE_RV=1 runs it")
+	}
+	churn := haDuration(t, "GRIDVIEW_HA_CHURN", 20*time.Second)
+	watchTimeout := haDuration(t, "GRIDVIEW_HA_WATCH_TIMEOUT", 3*time.Second)
+	for _, watchList := range []bool{true, false} {
+		t.Run(fmt.Sprintf("WatchListClient=%v", watchList), func(t *testing.T) {
+			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := newSite(t)
+			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+			own := "nodeName=" + s.node("a1")
+			rec := &recordingListWatch{}
+			watches := 0 // started, whether they succeed or not
+			lw := &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					opts.FieldSelector = own
+					list, err := views.List(ctx, opts)
+					if isGone(err) {
+						rec.add(0, 1)
+					} else if err == nil {
+						rec.add(1, 0)
+					}
+					return list, err
+				},
+				WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+					opts.FieldSelector = own
+					// Short watches, so that the aggregator sends many
+					// re-watches to either replica.
+					opts.TimeoutSeconds = ptr.To(int64(watchTimeout.Seconds()))
+					rec.mu.Lock()
+					watches++
+					rec.mu.Unlock()
+					w, err := views.Watch(ctx, opts)
+					if isGone(err) {
+						rec.add(0, 1)
+					}
+					if err != nil {
+						return nil, err
+					}
+					// A streaming list is a list.
+					if ptr.Deref(opts.SendInitialEvents, false) {
+						rec.add(1, 0)
+					}
+					return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+						if ev.Type == watch.Error && isGone(apierrors.FromObject(ev.Object)) {
+							rec.add(0, 1)
+						}
+						return ev, true
+					}), nil
+				},
+			}
+			informer := cache.NewSharedIndexInformer(lw, &topologyv1alpha1.NodeEndpoints{}, 0, cache.Indexers{})
+			go informer.RunWithContext(ctx)
+			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+				t.Fatal("the informer did not sync")
+			}
+
+			changes := 0
+			for start := time.Now(); time.Since(start) < churn; changes++ {
+				switch changes % 3 {
+				case 0: // a2 moves between the units: a1's view of grid changes
+					if err := s.relabel(ctx, kubeClient, "a2", []string{"b", "a"}[changes/3%2]); err != nil {
+						t.Fatal(err)
+					}
+				case 1:
+					s.writeSlice(t, map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.%d.2", changes%250): "a2", "10.1.0.3": "b1"})
+				default:
+					patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, changes)
+					if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+
+			eventually(t, 20*time.Second, "the informer equal to a fresh list", func(ctx context.Context) error {
+				list, err := views.List(ctx, metav1.ListOptions{FieldSelector: own})
+				if err != nil {
+					return err
+				}
+				want := map[string]string{}
+				for i := range list.Items {
+					want[list.Items[i].Name] = list.Items[i].ResourceVersion + " " + content(&list.Items[i])
+				}
+				got := map[string]string{}
+				for _, obj := range informer.GetStore().List() {
+					view := obj.(*topologyv1alpha1.NodeEndpoints)
+					got[view.Name] = view.ResourceVersion + " " + content(view)
+				}
+				if !maps.Equal(got, want) {
+					return fmt.Errorf("informer %v\nlist %v", got, want)
+				}
+				return nil
+			})
+			lists, gone := rec.counts()
+			rec.mu.Lock()
+			t.Logf("%d changes in %s, watches timing out after %s: %d watches, %d lists, %d 410 Gone answers", changes, churn, watchTimeout, watches, lists, gone)
+			if watches < 3 {
+				t.Errorf("%d watches started: the informer hardly re-watched, the test proves little", watches)
+			}
+			rec.mu.Unlock()
+			if lists != 1 || gone != 0 {
+				t.Errorf("%d lists and %d 410 Gone answers, want the first list only", lists, gone)
+			}
+		})
+	}
+}
