@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,7 +67,9 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 				}
 			}
 
-			eventually(t, 10*time.Second, "the informer's cache equal to a fresh list", func(ctx context.Context) error {
+			// The informer's ctx, not the poll's: a list cut short by the
+			// poll's deadline would hide the last difference seen.
+			eventually(t, 10*time.Second, "the informer's cache equal to a fresh list", func(context.Context) error {
 				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{})
 				if err != nil {
 					return err
@@ -80,12 +84,25 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 					got[view.Name] = summary(view)
 				}
 				if !maps.Equal(got, want) {
-					return fmt.Errorf("informer %v\nlist %v", got, want)
+					return fmt.Errorf("the informer differs from a list:\n%s", viewDiff(got, want))
 				}
 				return nil
 			})
 		})
 	}
+}
+
+// viewDiff lists the views two summaries by name disagree on, one a line.
+func viewDiff(got, want map[string]string) string {
+	names := maps.Clone(got)
+	maps.Copy(names, want)
+	var lines []string
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		if got[name] != want[name] {
+			lines = append(lines, fmt.Sprintf("%s: got %q, want %q", name, got[name], want[name]))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // summary is what an informer must agree on with a list: resourceVersion,

@@ -158,7 +158,10 @@ func (si *soakInformer) observe(obj any, markers *markerTimes) {
 func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, when string) {
 	t.Helper()
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	eventually(t, 60*time.Second, "every informer equal to a fresh list, "+when, func(ctx context.Context) error {
+	// Not the poll's ctx: a list cut short by its deadline would hide the
+	// last difference seen.
+	ctx := context.Background()
+	eventually(t, 60*time.Second, "every informer equal to a fresh list, "+when, func(context.Context) error {
 		for _, si := range informers {
 			list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + si.node})
 			if err != nil {
@@ -174,7 +177,7 @@ func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, whe
 				got[view.Name] = summary(view)
 			}
 			if !maps.Equal(got, want) {
-				return fmt.Errorf("%s: informer %v\nlist %v", si.node, got, want)
+				return fmt.Errorf("%s: the informer differs from a list:\n%s", si.node, viewDiff(got, want))
 			}
 		}
 		return nil
