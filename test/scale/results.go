@@ -18,6 +18,7 @@ package scale
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -158,7 +159,7 @@ func (r *Results) rows() []row {
 	if len(r.Restarts) > 0 {
 		fresh := r.Restarts[0].RSS
 		rows = append(rows, row{"RSS after churn vs fresh after a restart", fmt.Sprintf("%s vs %s", mb(r.SteadyRSS), mb(fresh)), "within 25 %",
-			verdict(fresh > 0 && r.SteadyRSS > 0, float64(r.SteadyRSS) <= 1.25*float64(fresh))})
+			verdict(fresh > 0 && r.SteadyRSS > 0, math.Abs(float64(r.SteadyRSS-fresh)) <= 0.25*float64(fresh))})
 	}
 	return rows
 }

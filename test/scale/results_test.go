@@ -65,6 +65,7 @@ func TestVerdicts(t *testing.T) {
 		{name: "resume", r: Results{ResumeNode: "edge-00000", ResumeRV: "7", ResumeEqual: true}, row: "edge-00000 resuming", want: "PASS"},
 		{name: "steady memory", r: Results{SteadyRSS: 125, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "PASS"},
 		{name: "steady memory grew", r: Results{SteadyRSS: 126, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "FAIL"},
+		{name: "steady memory shrank", r: Results{SteadyRSS: 74, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "FAIL"},
 		{name: "nothing measured", r: Results{}, row: "gridview-apiserver RSS peak", want: "not measured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
