@@ -59,6 +59,15 @@ func entryHash(id int32, digest uint64) uint64 {
 	return mix(uint64(id)*0x9e3779b97f4a7c15 ^ digest)
 }
 
+// The tiers of the ordered Services' keys, nested as the scenario's zones
+// hold whole units: an endpoint in the viewer's unit is also in its zone.
+const (
+	tierUnit = iota
+	tierZone
+	tierAny
+	noTier // no endpoint: nothing kept
+)
+
 // UnitView is what any node of unit sees of svc: slice ID to digest, for
 // each slice of which it routes to at least one endpoint (no entry: no
 // NodeEndpoints object). The scenario gives every node of a unit the same
@@ -71,21 +80,35 @@ func entryHash(id int32, digest uint64) uint64 {
 //     tier's endpoints, ready or not.
 func (m *Model) UnitView(svc *Service, unit int) map[int32]uint64 {
 	zone := m.ZoneOf(unit)
-	tiers := []func(Endpoint) bool{
-		func(ep Endpoint) bool { return m.Nodes[ep.Node].Unit == unit },
-		func(ep Endpoint) bool { return m.ZoneOf(m.Nodes[ep.Node].Unit) == zone },
-		func(Endpoint) bool { return true },
+	tierOf := func(ep Endpoint) int {
+		switch theirs := m.Nodes[ep.Node].Unit; {
+		case theirs == unit:
+			return tierUnit
+		case m.ZoneOf(theirs) == zone:
+			return tierZone
+		}
+		return tierAny
 	}
-	var keep func(Endpoint) bool
+	// keep is the widest tier kept: tiers are nested, so the first tier
+	// holding a wanted endpoint is the smallest tier of any of them.
+	keep := tierAny
 	switch svc.Mode {
-	case ModeNone:
-		keep = tiers[2]
 	case ModeAnyMatch:
-		keep = tiers[0]
+		keep = tierUnit
 	case ModeOrdered:
-		keep = svc.firstTier(tiers, func(ep Endpoint) bool { return ep.Ready })
-		if keep == nil {
-			keep = svc.firstTier(tiers, func(Endpoint) bool { return true })
+		ready, anyTier := noTier, noTier
+		for _, sl := range svc.Slices {
+			for _, ep := range sl.Endpoints {
+				t := tierOf(ep)
+				anyTier = min(anyTier, t)
+				if ep.Ready {
+					ready = min(ready, t)
+				}
+			}
+		}
+		keep = ready
+		if ready == noTier {
+			keep = anyTier
 		}
 	}
 	var out map[int32]uint64
@@ -93,7 +116,7 @@ func (m *Model) UnitView(svc *Service, unit int) map[int32]uint64 {
 	for _, sl := range svc.Slices {
 		sum, kept := uint64(0), false
 		for _, ep := range sl.Endpoints {
-			if keep != nil && keep(ep) {
+			if keep == tierAny || tierOf(ep) <= keep {
 				sum += endpointHash(ep.addrHash, ep.Ready)
 				kept = true
 			}
@@ -106,21 +129,6 @@ func (m *Model) UnitView(svc *Service, unit int) map[int32]uint64 {
 		}
 	}
 	return out
-}
-
-// firstTier returns the first tier holding an endpoint that want accepts,
-// in any slice, or nil.
-func (svc *Service) firstTier(tiers []func(Endpoint) bool, want func(Endpoint) bool) func(Endpoint) bool {
-	for _, in := range tiers {
-		for _, sl := range svc.Slices {
-			for _, ep := range sl.Endpoints {
-				if in(ep) && want(ep) {
-					return in
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // UnitTotals sums each unit's entries over every Service: a watcher of a

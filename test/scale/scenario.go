@@ -140,7 +140,7 @@ func Generate(sc Scale, seed uint64) *Model {
 	}
 	for i := range sc.Services {
 		svc := &Service{Name: fmt.Sprintf("svc-%05d", i), Mode: [4]Mode{ModeAnyMatch, ModeAnyMatch, ModeOrdered, ModeNone}[i%4]}
-		nodes := rng.Perm(sc.Nodes)[:sc.Endpoints]
+		nodes := distinct(rng, sc.Endpoints, sc.Nodes)
 		count := 1 + rng.IntN(3)
 		for k := range count {
 			sl := m.addSlice(svc, fmt.Sprintf("%s-%d", svc.Name, k))
@@ -160,6 +160,19 @@ func Generate(sc Scale, seed uint64) *Model {
 	}
 	m.Services = append(m.Services, big)
 	return m
+}
+
+// distinct draws n distinct numbers below limit.
+func distinct(rng *rand.Rand, n, limit int) []int {
+	out := make([]int, 0, n)
+	seen := make(map[int]bool, n)
+	for len(out) < n {
+		if i := rng.IntN(limit); !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func newEndpoint(addr string, node int) Endpoint {
