@@ -127,7 +127,7 @@ func (w *wrapper) restartWithoutCache() {
 	if err := w.proc.Stop(); err != nil {
 		w.t.Fatalf("stopping gridview-wrapper: %v", err)
 	}
-	if err := os.Remove(filepath.Join(w.cacheDir, "state.json")); err != nil {
+	if err := os.Remove(filepath.Join(w.cacheDir, "state.cache")); err != nil {
 		w.t.Fatalf("removing the wrapper's cache: %v", err)
 	}
 	w.launch()
@@ -210,7 +210,7 @@ current-context: gridview-wrapper
 func (w *wrapper) waitCached() {
 	w.t.Helper()
 	eventually(w.t, 10*time.Second, "the wrapper's cache", func(context.Context) error {
-		_, err := os.Stat(filepath.Join(w.cacheDir, "state.json"))
+		_, err := os.Stat(filepath.Join(w.cacheDir, "state.cache"))
 		return err
 	})
 }
