@@ -229,9 +229,14 @@ func (u *Upstream) serve(key types.NamespacedName) {
 		}
 	}
 	sv.served = want
-	if sv.hasEndpoints() {
+	switch {
+	case !u.viewsListed:
+		// The Endpoints wait for the first list of views: a Service seen
+		// before them would be served with no subset, then with its
+		// subsets again, over the cache's.
+	case sv.hasEndpoints():
 		u.state.SetStored(storeEndpoints(sv.endpointsMeta(key), want))
-	} else {
+	default:
 		u.state.Delete(endpoints, key)
 	}
 	if sv.service == nil && len(sv.views) == 0 {

@@ -53,6 +53,9 @@ type Upstream struct {
 	views    map[types.NamespacedName]*viewRecord
 	services map[types.NamespacedName]*serviceViews
 	local    localEndpoints
+	// viewsListed says the views have been listed once: Endpoints are
+	// served from then on.
+	viewsListed bool
 }
 
 // upstreamContentTypes ask for protobuf, which is smaller on the WAN and
@@ -227,6 +230,12 @@ func (u *Upstream) replaceViews(records []any) {
 	for name := range u.views {
 		if !listed[name] {
 			u.removeView(name)
+		}
+	}
+	if !u.viewsListed {
+		u.viewsListed = true
+		for key := range u.services {
+			u.serve(key)
 		}
 	}
 }
