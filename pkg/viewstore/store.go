@@ -45,8 +45,11 @@ type Options struct {
 	// per slice it changes and per node it names.
 	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
-	// cut off.
+	// cut off, besides ResultBuffer.
 	WatcherBuffer int
+	// ResultBuffer is how many events a watcher hands the API server's watch
+	// handler ahead, which then writes them at once.
+	ResultBuffer int
 	// BookmarkInterval is how often watchers that asked get a bookmark.
 	BookmarkInterval time.Duration
 }
@@ -54,7 +57,7 @@ type Options struct {
 // DefaultOptions keep the last 100,000 changes, up to 4 million slices and
 // nodes named in all (about 100 MB at most), and let a node's watcher lag a
 // node move in a 10,000-Service cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4_000_000, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4_000_000, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
@@ -124,6 +127,7 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		HistorySize:   s.options.HistorySize,
 		HistoryWeight: s.options.HistoryWeight,
 		WatcherBuffer: s.options.WatcherBuffer,
+		ResultBuffer:  s.options.ResultBuffer,
 		// Watchers are indexed by the node they select; the changes say
 		// which nodes they are for.
 		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
