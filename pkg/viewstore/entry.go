@@ -38,12 +38,31 @@ type entry struct {
 
 var _ watchstream.Entry = &entry{}
 
+// newEntry keeps a change. Its weight counts the nodes and endpoints it
+// holds, so that the history's bound holds its memory too: an old slice
+// view it keeps is a slice the engine no longer does.
 func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
 	e := &entry{store: store, rv: rv, changes: changes}
-	for _, c := range changes {
-		e.weight += 1 + len(c.Nodes)
+	for i := range changes {
+		c := &changes[i]
+		if c.Old != nil && c.New != nil && c.Old.Service == c.New.Service && maps.Equal(c.Old.Labels, c.New.Labels) {
+			// Selectors read the same of both: the old content is not
+			// needed to tell a watcher whether the object left it.
+			c.Old = c.New
+		}
+		e.weight += 1 + len(c.Nodes) + endpoints(c.New)
+		if c.Old != c.New {
+			e.weight += endpoints(c.Old)
+		}
 	}
 	return e
+}
+
+func endpoints(view *topology.SliceView) int {
+	if view == nil {
+		return 0
+	}
+	return len(view.Slice.Endpoints)
 }
 
 func (e *entry) ResourceVersion() uint64 { return e.rv }
@@ -91,7 +110,7 @@ func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstr
 	}
 	switch {
 	case c.Old == nil:
-	case c.New != nil && c.Old.Service == c.New.Service && maps.Equal(c.Old.Labels, c.New.Labels):
+	case c.Old == c.New:
 		// What selectors read is the same before and after.
 		event.Old = event.Object
 	default:

@@ -42,7 +42,7 @@ type Options struct {
 	// HistorySize is how many changes a watch can resume from.
 	HistorySize int
 	// HistoryWeight bounds what those changes hold in all: each counts one
-	// per slice it changes and per node it names.
+	// per slice it changes, per node it names and per endpoint it keeps.
 	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off, besides ResultBuffer.
@@ -54,10 +54,11 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
-// DefaultOptions keep the last 100,000 changes, up to 4 million slices and
-// nodes named in all (about 100 MB at most), and let a node's watcher lag a
-// node move in a 10,000-Service cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4_000_000, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
+// DefaultOptions keep the last 100,000 changes, up to 3 million slices,
+// nodes named and endpoints in all (at most about 150 MB, a thousand changes
+// of every node's views in a 10,000-node cluster take 10,000), and let a
+// node's watcher lag a node move in a 10,000-Service cluster behind.
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 3_000_000, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
