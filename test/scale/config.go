@@ -35,6 +35,10 @@ type Config struct {
 	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every
 	// watched node's views to be current.
 	CurrentTimeout time.Duration
+	// Restarts (SCALE_RESTARTS) is how many of the two restarts to make:
+	// as is, then with a change while down. Each costs every watcher a
+	// relist today, minutes at edge-10k.
+	Restarts int
 	// Encoding (SCALE_ENCODING) is what watchers read: protobuf, as
 	// gridview-wrapper does (default), or json.
 	Encoding string
@@ -51,7 +55,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if !known || name == "tiny" {
 		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
 	}
-	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	for _, v := range []struct {
 		env string
@@ -61,6 +65,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		{"SEED", func(s string) (err error) { cfg.Seed, err = strconv.ParseUint(s, 10, 64); return err }},
 		{"SCALE_REPEATS", func(s string) (err error) { cfg.Repeats, err = strconv.Atoi(s); return err }},
 		{"SCALE_CURRENT_TIMEOUT", func(s string) (err error) { cfg.CurrentTimeout, err = time.ParseDuration(s); return err }},
+		{"SCALE_RESTARTS", func(s string) (err error) { cfg.Restarts, err = strconv.Atoi(s); return err }},
 		{"SCALE_ENCODING", func(s string) error {
 			if s != EncodingProtobuf && s != EncodingJSON {
 				return fmt.Errorf("want %s or %s", EncodingProtobuf, EncodingJSON)
@@ -77,6 +82,9 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	}
 	if cfg.Watchers < 1 || cfg.Watchers > sc.Nodes {
 		return cfg, true, fmt.Errorf("WATCHERS=%d: want 1 to %d", cfg.Watchers, sc.Nodes)
+	}
+	if cfg.Restarts < 0 || cfg.Restarts > 2 {
+		return cfg, true, fmt.Errorf("SCALE_RESTARTS=%d: want 0, 1 or 2", cfg.Restarts)
 	}
 	if cfg.Repeats < 1 {
 		return cfg, true, fmt.Errorf("SCALE_REPEATS=%d: want at least 1", cfg.Repeats)

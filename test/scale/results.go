@@ -175,7 +175,7 @@ func currentText(took time.Duration, stale int) string {
 
 // deliveryRow renders one kind of change with its target.
 func (r *Results) deliveryRow(d *Delivery, watchers int) row {
-	measured := fmt.Sprintf("%d changes: %d/%d watchers current, %d reached, %.1f KB each; p50 %s, p99 %s, max %s; %.2f CPU-s",
+	measured := fmt.Sprintf("%d change(s): %d/%d watchers current, %d reached, %.1f KB each; p50 %s, p99 %s, max %s; %.2f CPU-s",
 		d.Changes, d.Done, d.Expected, d.Reached, float64(d.BytesPerReached())/kb,
 		ms(d.Percentile(0.5)), ms(d.Percentile(0.99)), ms(d.Percentile(1)), d.CPU.Seconds())
 	ok := d.Done == d.Expected
