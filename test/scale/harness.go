@@ -120,12 +120,15 @@ func (h *Harness) startWatchers(ctx context.Context) error {
 	for _, w := range h.watchers {
 		w.Start(ctx)
 	}
-	deadline := time.After(2 * time.Minute)
+	// Each watcher lists first; kube-apiserver throttles thousands of lists
+	// at once (429), which they retry.
+	const establish = 5 * time.Minute
+	deadline := time.After(establish)
 	for _, w := range h.watchers {
 		select {
 		case <-w.Watching():
 		case <-deadline:
-			return fmt.Errorf("the watch of %s not established within 2m: %v", w.Node, w.LastError())
+			return fmt.Errorf("the watch of %s not established within %s: %v", w.Node, establish, w.LastError())
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -340,8 +343,10 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 		return fmt.Errorf("%s: %w", d.Kind, err)
 	}
 	deadline := time.Now().Add(probeTimeout)
+	// Latencies are taken by the watchers as events arrive; this poll only
+	// decides when to stop, so it may be coarse and cheap.
 	for time.Now().Before(deadline) && slices.ContainsFunc(h.watchers, (*Watcher).pending) {
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(settle)
 	cpu1, err := h.proc()
