@@ -279,14 +279,15 @@ func (h *Harness) waitCurrentAnd(ctx context.Context, totals map[int]uint64, sin
 func (h *Harness) describeDiff(w *Watcher) string {
 	unit := h.m.Nodes[w.Index].Unit
 	want := h.m.UnitViews([]int{unit}, h.m.Services)[unit]
-	diff := diffViews(w.Entries(), want)
+	have := w.Entries()
+	diff := diffViews(have, want)
 	var parts []string
 	for id, d := range diff {
 		name := h.c.names.name(id)
 		switch {
 		case d == 0:
 			parts = append(parts, "extra "+name)
-		case w.Entries()[id] == 0:
+		case have[id] == 0:
 			parts = append(parts, "missing "+name)
 		default:
 			parts = append(parts, "different "+name)

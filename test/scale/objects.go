@@ -106,15 +106,3 @@ func (m *Model) SliceObject(svc *Service, sl *Slice) *discoveryv1.EndpointSlice 
 	}
 	return out
 }
-
-// ServiceOfSlice finds the Service a slice belongs to.
-func (m *Model) ServiceOfSlice(id int32) *Service {
-	for _, svc := range m.Services {
-		for _, sl := range svc.Slices {
-			if sl.ID == id {
-				return svc
-			}
-		}
-	}
-	return nil
-}
