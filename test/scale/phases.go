@@ -170,7 +170,10 @@ func (h *Harness) resume(ctx context.Context) error {
 	r.ResumeEqual = stale == 0
 	r.ResumeCurrent = current
 	if r.Resume410 {
-		r.fail("%s got 410 resuming from resourceVersion %s after %d changes", w.Node, rv, changes)
+		w.mu.Lock()
+		why := w.lastExpired
+		w.mu.Unlock()
+		r.fail("%s got 410 resuming from resourceVersion %s after %d changes: %v", w.Node, rv, changes, why)
 	}
 	st, err := h.proc()
 	if err != nil {
@@ -288,6 +291,17 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 		return w.watches.Load() > watches[w]
 	})
 	rs.Relists, rs.Expired = h.totalLists()-lists, h.totalExpired()-expired
+	if rs.Expired > 0 {
+		for _, w := range h.watchers {
+			w.mu.Lock()
+			err := w.lastExpired
+			w.mu.Unlock()
+			if err != nil {
+				h.logf("after the restart, %s: %v", w.Node, err)
+				break
+			}
+		}
+	}
 	st, err := h.proc()
 	if err != nil {
 		return rs, err

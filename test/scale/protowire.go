@@ -17,6 +17,7 @@ limitations under the License.
 package scale
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 
@@ -63,11 +64,26 @@ func (p *protoEvents) next(ev *wireEvent) error {
 	case *v1alpha1.NodeEndpoints:
 		fromProto(&ev.Object, o)
 	case *metav1.Status:
-		ev.Object.Kind, ev.Object.Code, ev.Object.Reason = "Status", int(o.Code), string(o.Reason)
+		ev.Object.Kind, ev.Object.Code, ev.Object.Reason, ev.Object.Message = "Status", int(o.Code), string(o.Reason), o.Message
 	default:
 		return fmt.Errorf("a %s event holds a %T", raw.Type, obj)
 	}
 	return nil
+}
+
+// statusMessage is the message of a Status in protobuf or JSON, or the
+// body itself.
+func statusMessage(data []byte) string {
+	if obj, err := runtime.Decode(protobufInfo.Serializer, data); err == nil {
+		if st, ok := obj.(*metav1.Status); ok {
+			return st.Message
+		}
+	}
+	var st metav1.Status
+	if err := json.Unmarshal(data, &st); err == nil && st.Message != "" {
+		return st.Message
+	}
+	return string(data)
 }
 
 // decodeProtoList decodes a NodeEndpointsList.

@@ -42,6 +42,11 @@ const watchTimeout = 10 * time.Minute
 // errExpired is a 410: the resourceVersion is too old to resume from.
 var errExpired = errors.New("resourceVersion expired (410)")
 
+// expiredError is errExpired with what the server said.
+func expiredError(message string) error {
+	return fmt.Errorf("%w: %s", errExpired, message)
+}
+
 // client is what every watcher shares: one HTTP transport, so the watches
 // multiplex over a few HTTP/2 connections.
 type client struct {
@@ -103,6 +108,8 @@ type Watcher struct {
 	rv      string
 	probe   *probe
 	lastErr error
+	// lastExpired is the last 410, with what the server said.
+	lastExpired error
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -178,7 +185,7 @@ func (w *Watcher) run(ctx context.Context) {
 		case errors.Is(err, errExpired):
 			w.expired.Add(1)
 			w.mu.Lock()
-			w.rv = ""
+			w.rv, w.lastExpired = "", err
 			w.mu.Unlock()
 		case err != nil:
 			w.mu.Lock()
@@ -246,7 +253,8 @@ func (w *Watcher) watch(ctx context.Context) error {
 	defer resp.Body.Close()
 	body := &countingReader{r: resp.Body, n: &w.bytes}
 	if resp.StatusCode == http.StatusGone {
-		return errExpired
+		data, _ := io.ReadAll(io.LimitReader(body, 4096))
+		return expiredError("HTTP 410: " + statusMessage(data))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return statusError("watching", w.Node, resp, body)
@@ -292,7 +300,7 @@ func (w *Watcher) apply(ev *wireEvent) error {
 		return nil
 	case "ERROR":
 		if ev.Object.Code == http.StatusGone {
-			return errExpired
+			return expiredError("ERROR event: " + ev.Object.Message)
 		}
 		return fmt.Errorf("watch of %s: error event %d %s", w.Node, ev.Object.Code, ev.Object.Reason)
 	default:

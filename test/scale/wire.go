@@ -50,8 +50,9 @@ type wireObject struct {
 	// been rebuilt yet. Remove once no such server is measured.
 	Slices []wireSlice `json:"slices"`
 	// Code and Reason are a Status's, in an ERROR event.
-	Code   int    `json:"code"`
-	Reason string `json:"reason"`
+	Code    int    `json:"code"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
 }
 
 type wireEvent struct {
