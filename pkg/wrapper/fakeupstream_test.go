@@ -19,6 +19,7 @@ package wrapper
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,8 @@ type fakeUpstream struct {
 	sent      atomic.Int64
 	// protobuf counts the responses sent in protobuf.
 	protobuf atomic.Int64
+	// mediaTypes are the media types answered, by resource.
+	mediaTypes sync.Map
 }
 
 func newFakeUpstream(objectsAt func(path string) []runtime.Object) *fakeUpstream {
@@ -76,6 +79,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	objects := f.objectsAt(path)
 	info := f.mediaType(req, c.newList())
+	f.mediaTypes.Store(c.gvr.Resource, info.MediaType)
 	gv := c.gvr.GroupVersion()
 	w = countedWriter{ResponseWriter: w, sent: &f.sent}
 	query := req.URL.Query()

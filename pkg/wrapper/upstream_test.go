@@ -19,7 +19,9 @@ package wrapper
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,9 +33,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	"k8s.io/component-base/metrics/testutil"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
 	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
 	"github.com/gridview/gridview/pkg/topology"
 )
@@ -152,4 +156,54 @@ func TestUpstreamRejectsOtherNodesViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil("the moved view rejected and no longer served", func() bool { return rejected()-before == 4 && len(servedSlices(state)) == 0 })
+}
+
+// The wrapper reads its upstream in protobuf, NodeEndpoints included, and
+// so does the generated gridview clientset asked for it: its scheme's codecs
+// hold the protobuf serializer.
+func TestUpstreamIsReadInProtobuf(t *testing.T) {
+	objects := map[string][]runtime.Object{
+		"nodeendpoints": {testView("edge-1", "echo", "echo-a")},
+		"services":      {testService("echo", "10.96.0.10", nil)},
+	}
+	fake := newFakeUpstream(func(path string) []runtime.Object { return objects[path[strings.LastIndexByte(path, '/')+1:]] })
+	server := httptest.NewServer(fake)
+	defer server.Close()
+	// Before the server closes, which waits for the watches to end.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	state := NewState(1, nil)
+	u, err := NewUpstream(&rest.Config{Host: server.URL}, "edge-1", state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go u.sync(ctx)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return state.Synced(), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := servedSlices(state); !slices.Equal(got, []string{"echo-a"}) {
+		t.Errorf("served slices %v", got)
+	}
+	for _, resource := range []string{"nodeendpoints", "services", "nodes", "servicecidrs", "endpoints", "endpointslices"} {
+		if got, _ := fake.mediaTypes.Load(resource); got != runtime.ContentTypeProtobuf {
+			t.Errorf("%s read as %v, want protobuf", resource, got)
+		}
+	}
+
+	fake.mediaTypes.Clear()
+	client, err := versioned.NewForConfig(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{
+		AcceptContentTypes: upstreamContentTypes, ContentType: runtime.ContentTypeProtobuf,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := client.TopologyV1alpha1().NodeEndpoints("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fake.mediaTypes.Load("nodeendpoints"); got != runtime.ContentTypeProtobuf || len(list.Items) != 1 || list.Items[0].Slice.Name != "echo-a" {
+		t.Errorf("the gridview clientset read %v in %v", list, got)
+	}
 }
