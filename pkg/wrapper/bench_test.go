@@ -27,6 +27,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
 // BenchmarkWrapperEdge10k builds the state of one node of the edge-10k
@@ -41,7 +44,7 @@ func BenchmarkWrapperEdge10k(b *testing.B) {
 	server := httptest.NewServer(fake)
 	defer server.Close()
 	RegisterMetrics()
-	var heapInuse, heapLive, cacheBytes, upstreamBytes float64
+	var heapInuse, heapLive, heapChurned, cacheBytes, upstreamBytes float64
 	var cacheWrite time.Duration
 	for b.Loop() {
 		fake.sent.Store(0)
@@ -76,16 +79,42 @@ func BenchmarkWrapperEdge10k(b *testing.B) {
 		if _, loaded, ok := LoadCache(dir, scenario.node); !ok || len(loaded) != len(objects) {
 			b.Fatalf("the cache written does not load: %d of %d objects", len(loaded), len(objects))
 		}
+		// A thousand flips of one endpoint in the daemon Service's slices
+		// of 100: the history keeps the versions they replace.
+		churn(b, u, scenario)
+		heapChurned = float64(memStats().HeapAlloc - before.HeapAlloc)
 		cancel()
 		runtime.KeepAlive(u)
 	}
 	b.ReportMetric(heapInuse/(1<<20), "heap-inuse-MiB")
 	b.ReportMetric(heapLive/(1<<20), "heap-live-MiB")
+	b.ReportMetric(heapChurned/(1<<20), "heap-live-after-churn-MiB")
 	b.ReportMetric(cacheBytes, "cache-bytes")
 	b.ReportMetric(float64(cacheWrite.Milliseconds()), "cache-write-ms")
 	b.ReportMetric(upstreamBytes, "upstream-bytes")
 	b.ReportMetric(float64(len(scenario.views)), "views")
 	b.ReportMetric(float64(scenario.endpoints), "endpoints")
+}
+
+// churn flips the readiness of one endpoint of the daemon Service's slices
+// a thousand times, as upstream events.
+func churn(b *testing.B, u *Upstream, scenario *nodeScenario) {
+	var daemon []*topologyv1alpha1.NodeEndpoints
+	for _, obj := range scenario.views {
+		if view := obj.(*topologyv1alpha1.NodeEndpoints); view.ServiceName == "daemon" {
+			daemon = append(daemon, view)
+		}
+	}
+	for i := range historySize {
+		view := daemon[i%len(daemon)].DeepCopy()
+		ep := &view.Slice.Endpoints[i%len(view.Slice.Endpoints)]
+		ep.Conditions.Ready = ptr.To(i/len(daemon)%2 == 1)
+		record, err := recordView(view)
+		if err != nil {
+			b.Fatal(err)
+		}
+		u.setView(record)
+	}
 }
 
 // writeHeapProfile saves what the heap holds, for `go tool pprof`.
