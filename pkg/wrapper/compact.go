@@ -25,10 +25,9 @@ import (
 // as the object, and read by nobody kube-proxy is.
 const lastApplied = corev1.LastAppliedConfigAnnotation
 
-// compact drops, before an object enters an informer's cache, what
-// kube-proxy never reads: the field managers, kubectl's last applied
-// configuration and a Node's image list. The informers' objects are the ones
-// rendered and served, so this is all a node keeps of them.
+// compact drops, before an object is encoded for the state, what kube-proxy
+// never reads: the field managers, kubectl's last applied configuration and
+// a Node's image list. What is left is all a node keeps of the object.
 func compact(obj any) (any, error) {
 	m, ok := obj.(metav1.Object)
 	if !ok {

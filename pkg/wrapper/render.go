@@ -28,8 +28,8 @@ import (
 // renderSlice turns a node's view of one EndpointSlice into the
 // EndpointSlice kube-proxy reads, keeping its source's name and labels (its
 // Service name and manager among them) and the hints the view kept: only an
-// unpruned view has any. The slice shares the view's content, which nothing
-// modifies, so a view is held once however it is served.
+// unpruned view has any. The slice shares the view's content: it is encoded
+// for the state at once, and the view dropped.
 func renderSlice(view *topologyv1alpha1.NodeEndpoints) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Namespace: view.Namespace, Name: view.Slice.Name, Labels: view.Slice.Labels, CreationTimestamp: view.CreationTimestamp},
