@@ -19,6 +19,7 @@ package topology
 import (
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -77,9 +78,10 @@ type Engine struct {
 	// groupings group the nodes by the keys of the Services that have some.
 	groupings map[string]*nodeGroups
 	// sortedNodes caches Nodes until a node appears or goes, and
-	// servicesSorted the keys of views until a Service appears or goes.
-	sortedNodes    []string
-	servicesSorted []types.NamespacedName
+	// servicesSorted the keys of views until a Service appears or goes:
+	// filled by readers, which may run concurrently.
+	sortedNodes    atomic.Pointer[[]string]
+	servicesSorted atomic.Pointer[[]types.NamespacedName]
 	// stamp is what the caller said the next mutations are: views derived
 	// by them, and nodes they set, carry it (nodeStamps).
 	stamp      uint64
@@ -128,10 +130,12 @@ func (e *Engine) View(node string, svc types.NamespacedName) (*View, bool) {
 
 // Nodes returns the names of the known nodes, sorted. Shared: never modify it.
 func (e *Engine) Nodes() []string {
-	if e.sortedNodes == nil {
-		e.sortedNodes = slices.Sorted(maps.Keys(e.nodes))
+	if sorted := e.sortedNodes.Load(); sorted != nil {
+		return *sorted
 	}
-	return e.sortedNodes
+	sorted := slices.Sorted(maps.Keys(e.nodes))
+	e.sortedNodes.Store(&sorted)
+	return sorted
 }
 
 // Services returns the Services that have views, sorted; those of one
@@ -141,10 +145,12 @@ func (e *Engine) Services(namespace string) []types.NamespacedName {
 }
 
 func (e *Engine) sortedServices() []types.NamespacedName {
-	if e.servicesSorted == nil {
-		e.servicesSorted = slices.SortedFunc(maps.Keys(e.views), compareServices)
+	if sorted := e.servicesSorted.Load(); sorted != nil {
+		return *sorted
 	}
-	return e.servicesSorted
+	sorted := slices.SortedFunc(maps.Keys(e.views), compareServices)
+	e.servicesSorted.Store(&sorted)
+	return sorted
 }
 
 // SetStamp stamps what the next mutations derive: Stamp returns it for the

@@ -24,6 +24,10 @@ import (
 
 // SetNode adds or updates a node's labels.
 func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
+	if old, known := e.nodes[name]; known && maps.Equal(old, labels) {
+		// A heartbeat or a status update: nothing the views read.
+		return nil
+	}
 	return e.change(e.nodeScope(name, labels, true), func() { e.setNode(name, labels) })
 }
 
@@ -35,7 +39,7 @@ func (e *Engine) DeleteNode(name string) []SliceChange {
 func (e *Engine) setNode(name string, labels map[string]string) {
 	old, known := e.nodes[name]
 	if !known {
-		e.sortedNodes = nil
+		e.sortedNodes.Store(nil)
 	}
 	e.byLabel.remove(name, old)
 	for _, g := range e.groupings {
@@ -59,7 +63,7 @@ func (e *Engine) deleteNode(name string) {
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)
 	delete(e.nodeStamps, name)
-	e.sortedNodes = nil
+	e.sortedNodes.Store(nil)
 	e.recountServicesOn(name)
 }
 

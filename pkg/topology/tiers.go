@@ -178,7 +178,7 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 	e.indexTiers(svc, false)
 	p, ok := e.services[svc]
 	if _, had := e.views[svc]; had != ok {
-		e.servicesSorted = nil
+		e.servicesSorted.Store(nil)
 	}
 	if !ok {
 		delete(e.tiers, svc)

@@ -38,9 +38,18 @@ type entry struct {
 
 var _ watchstream.Entry = &entry{}
 
+// Weights of what an entry keeps, in units of about 16 bytes: a node named
+// is a string header, an endpoint (addresses, conditions, node, zone) about
+// 250 bytes, a slice change with its views' headers about 64.
+const (
+	changeWeight   = 4
+	nodeWeight     = 1
+	endpointWeight = 16
+)
+
 // newEntry keeps a change. Its weight counts the nodes and endpoints it
-// holds, so that the history's bound holds its memory too: an old slice
-// view it keeps is a slice the engine no longer does.
+// holds, so that the history's bound holds its memory: an old slice view it
+// keeps is a slice the engine no longer does.
 func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
 	e := &entry{store: store, rv: rv, changes: changes}
 	for i := range changes {
@@ -50,9 +59,9 @@ func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
 			// needed to tell a watcher whether the object left it.
 			c.Old = c.New
 		}
-		e.weight += 1 + len(c.Nodes) + endpoints(c.New)
+		e.weight += changeWeight + nodeWeight*len(c.Nodes) + endpointWeight*endpoints(c.New)
 		if c.Old != c.New {
-			e.weight += endpoints(c.Old)
+			e.weight += endpointWeight * endpoints(c.Old)
 		}
 	}
 	return e
@@ -134,7 +143,7 @@ func (e *entry) Events(f watchstream.Filter, after uint64, yield func(*watchstre
 			continue
 		}
 		if oneNode {
-			if e.isFor(c, node) && !yield(e.event(c, node, rv)) {
+			if e.isFor(c, node) && mayMatch(f, node, c) && !yield(e.event(c, node, rv)) {
 				return
 			}
 			continue
@@ -145,11 +154,21 @@ func (e *entry) Events(f watchstream.Filter, after uint64, yield func(*watchstre
 			if j < len(nodes)-1 {
 				sentAt--
 			}
-			if !yield(e.event(c, node, sentAt)) {
+			if mayMatch(f, node, c) && !yield(e.event(c, node, sentAt)) {
 				return
 			}
 		}
 	}
+}
+
+// mayMatch says whether a filter may select a node's object of a slice
+// change, before or after it: objects are built only for those.
+func mayMatch(f watchstream.Filter, node string, c *topology.SliceChange) bool {
+	filter, ok := f.(Filter)
+	if !ok {
+		return true
+	}
+	return c.Old != nil && filter.matchesSlice(node, c.Old) || c.New != nil && filter.matchesSlice(node, c.New)
 }
 
 func (e *entry) ShardEvents(watched func(string) bool, shards func(func(string) bool), send func(string, func() *watchstream.Event)) {

@@ -61,12 +61,21 @@ func (f Filter) matchesSlice(node string, view *topology.SliceView) bool {
 // watchers are indexed by it.
 func (f Filter) Shard() (string, bool) { return f.node() }
 
-// node is the one node the filter selects, if it names one.
+// node is the one node the filter selects, if it names one: by nodeName,
+// or by the name of one NodeEndpoints.
 func (f Filter) node() (string, bool) {
 	if f.Fields == nil {
 		return "", false
 	}
-	return f.Fields.RequiresExactMatch(FieldNodeName)
+	if node, ok := f.Fields.RequiresExactMatch(FieldNodeName); ok {
+		return node, true
+	}
+	if name, ok := f.Fields.RequiresExactMatch(fieldName); ok {
+		if node, _, err := topology.ParseName(name); err == nil {
+			return node, true
+		}
+	}
+	return "", false
 }
 
 // service is the one Service the filter selects, if it names one.

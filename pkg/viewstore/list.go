@@ -123,9 +123,12 @@ func (s *Store) startRead(f Filter, opts ListOptions) (reader, uint64, *position
 		return reader{}, 0, nil, nil, err
 	}
 	if _, oneNode := f.node(); oneNode {
-		return s.liveReader(), listRV, after, s.mu.RUnlock, nil
+		r := s.liveReader()
+		r.atRV = listRV
+		return r, listRV, after, s.mu.RUnlock, nil
 	}
 	r := s.snapshotReader()
+	r.atRV = listRV
 	s.mu.RUnlock()
 	return r, listRV, after, func() {}, nil
 }

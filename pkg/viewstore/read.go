@@ -74,6 +74,11 @@ type reader struct {
 	views       views
 	services    map[types.NamespacedName]serviceMeta
 	nodeCreated map[string]metav1.Time
+	// atRV, when set, is the resourceVersion of the list the objects are
+	// read for: an object's is never later. A list at an earlier
+	// resourceVersion whose objects have not changed since reads the
+	// current state, whose objects may be stamped later than it.
+	atRV uint64
 }
 
 // liveReader reads the current state; only while the caller holds the lock.
@@ -106,7 +111,11 @@ func (r reader) sliceViews(node string, svc types.NamespacedName) []*topology.Sl
 
 func (r reader) object(node string, view *topology.SliceView) *topologyapi.NodeEndpoints {
 	created := laterOf(r.services[view.Service].created, r.nodeCreated[node])
-	return newObject(node, view, r.views.Stamp(node, view.Service), created)
+	rv := r.views.Stamp(node, view.Service)
+	if r.atRV != 0 {
+		rv = min(rv, r.atRV)
+	}
+	return newObject(node, view, rv, created)
 }
 
 // forEach visits the NodeEndpoints the filter selects in the order lists and

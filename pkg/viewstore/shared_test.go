@@ -69,8 +69,8 @@ func TestAChangeForEveryNodeIsKeptOnce(t *testing.T) {
 		entries, events := s.stream.Held()
 		flip(s, plain)
 		// One slice change of one endpoint, named for no node.
-		if afterEntries, afterWeight := s.stream.Held(); afterEntries != entries+1 || afterWeight != events+2 {
-			t.Fatalf("the history grew from %d entries of weight %d to %d of %d, want one entry of weight 2 more", entries, events, afterEntries, afterWeight)
+		if afterEntries, afterWeight := s.stream.Held(); afterEntries != entries+1 || afterWeight != events+changeWeight+endpointWeight {
+			t.Fatalf("the history grew from %d entries of weight %d to %d of %d, want one entry of weight %d more", entries, events, afterEntries, afterWeight, changeWeight+endpointWeight)
 		}
 		for i, w := range watchers {
 			name := []string{"edge-000", "edge-100", "edge-199"}[i] + "..plain-x"

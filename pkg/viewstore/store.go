@@ -41,8 +41,8 @@ import (
 type Options struct {
 	// HistorySize is how many changes a watch can resume from.
 	HistorySize int
-	// HistoryWeight bounds what those changes hold in all: each counts one
-	// per slice it changes, per node it names and per endpoint it keeps.
+	// HistoryWeight bounds what those changes hold in all, in units of
+	// about 16 bytes (see entry.go).
 	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off, besides ResultBuffer.
@@ -54,11 +54,11 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
-// DefaultOptions keep the last 100,000 changes, up to 3 million slices,
-// nodes named and endpoints in all (at most about 150 MB, a thousand changes
-// of every node's views in a 10,000-node cluster take 10,000), and let a
-// node's watcher lag a node move in a 10,000-Service cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 3_000_000, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
+// DefaultOptions keep the last 100,000 changes in at most about 128 MiB (a
+// thousand flips of a 100-endpoint slice every node sees take 26 MB, a
+// thousand changes each for 1,000 nodes 16 MB), and let a node's watcher lag
+// a node move in a 10,000-Service cluster behind.
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 8 << 20, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
@@ -78,7 +78,11 @@ type Store struct {
 	stream *watchstream.Stream
 	// nodeAdded holds when each known node appeared: a change for every node
 	// is for those known then.
-	nodeAdded   map[string]uint64
+	nodeAdded map[string]uint64
+	// departed holds when nodes went, while the history reaches back
+	// there: a watch resumed from before cannot tell what a node that went
+	// (and may have come back) had, so it is answered 410.
+	departed    map[string]uint64
 	nodeCreated map[string]metav1.Time
 	services    map[types.NamespacedName]serviceMeta
 	closed      bool
@@ -90,6 +94,7 @@ func New(options Options) *Store {
 		options:     options,
 		engine:      topology.NewEngine(),
 		nodeAdded:   map[string]uint64{},
+		departed:    map[string]uint64{},
 		nodeCreated: map[string]metav1.Time{},
 		services:    map[types.NamespacedName]serviceMeta{},
 	}
@@ -159,11 +164,20 @@ func (s *Store) SetNode(node *corev1.Node) {
 
 // DeleteNode removes a node and its views.
 func (s *Store) DeleteNode(name string) {
-	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteNode(name) },
-		func() {
-			delete(s.nodeCreated, name)
-			delete(s.nodeAdded, name)
-		})
+	var departedAt uint64
+	s.apply(func(rv uint64) []topology.SliceChange {
+		departedAt = rv
+		return s.engine.DeleteNode(name)
+	}, func() {
+		delete(s.nodeCreated, name)
+		delete(s.nodeAdded, name)
+		for node, rv := range s.departed {
+			if rv <= s.stream.Oldest() {
+				delete(s.departed, node)
+			}
+		}
+		s.departed[name] = departedAt
+	})
 }
 
 // SetService adds or updates a Service. It returns why its topology
@@ -232,6 +246,8 @@ func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...f
 	viewsChanged.Add(float64(len(changes)))
 	if len(changes) > 0 {
 		s.stream.PublishEntry(newEntry(s, rv, changes))
+	} else {
+		s.stream.Advance(rv)
 	}
 	for _, f := range forget {
 		f()

@@ -18,6 +18,7 @@ package viewstore
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -42,6 +43,9 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 	if s.closed {
 		return nil, errClosed
 	}
+	if err := s.checkDeparted(f, opts); err != nil {
+		return nil, err
+	}
 	var snapshot func() []runtime.Object
 	if _, oneNode := f.node(); oneNode || !opts.StartsWithState() {
 		var objects []runtime.Object
@@ -54,6 +58,25 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 		snapshot = func() []runtime.Object { return r.objects(f) }
 	}
 	return s.stream.Watch(ctx, f, opts, snapshot)
+}
+
+// checkDeparted answers 410 to a watch resumed from before a node it may
+// select went: what that node had then is not in the history.
+func (s *Store) checkDeparted(f Filter, opts watchstream.WatchOptions) error {
+	if opts.StartsWithState() {
+		return nil
+	}
+	from, err := s.stream.RequestedRV(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	node, oneNode := f.node()
+	for departed, rv := range s.departed {
+		if rv > from && (!oneNode || departed == node) {
+			return apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: node %s went since; list again", from, departed))
+		}
+	}
+	return nil
 }
 
 // objects is the state of the selected views.

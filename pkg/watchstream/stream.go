@@ -119,6 +119,12 @@ func (s *Stream) Held() (entries, weight int) {
 	return s.history.count, s.history.weight
 }
 
+// Oldest is the resourceVersion the history starts after: a watch can
+// resume from it or later.
+func (s *Stream) Oldest() uint64 {
+	return s.history.since
+}
+
 // RV is the resourceVersion of the latest change.
 func (s *Stream) RV() uint64 { return s.rv }
 
@@ -136,6 +142,13 @@ func (s *Stream) PublishEntry(e Entry) {
 	s.rv = e.ResourceVersion()
 	s.history.add(e)
 	s.watchers.dispatch(e)
+}
+
+// Advance moves the stream to resourceVersion rv, newer than its own, for a
+// change that changed nothing anyone sees: what the owner derived from it
+// is never newer than the stream.
+func (s *Stream) Advance(rv uint64) {
+	s.rv = rv
 }
 
 // RequestedRV reads a request's resourceVersion: empty and "0" mean the
@@ -234,14 +247,19 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 		if !ok {
 			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, s.history.since))
 		}
+		// The replay is built under the owner's lock: one longer than the
+		// watcher may lag is cut off at once, so answer as that would.
 		var events []watch.Event
 		for _, entry := range entries {
 			entry.Events(f, from, func(e *Event) bool {
 				if event, ok := e.seenBy(f, s.options.Copy); ok {
 					events = append(events, event)
 				}
-				return true
+				return len(events) <= s.options.WatcherBuffer
 			})
+			if len(events) > s.options.WatcherBuffer {
+				return nil, apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d: more than %d changes since for this watch; list again", from, s.options.WatcherBuffer))
+			}
 		}
 		initial = func() []watch.Event { return events }
 	}
