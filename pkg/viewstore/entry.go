@@ -110,12 +110,14 @@ func (e *entry) recipients(c *topology.SliceChange) []string {
 	return out
 }
 
-// event is a slice change as one node gets it, in objects of its own: a
-// watcher may encode them, which writes their type meta.
+// event is a slice change as one node gets it. Its objects are built when
+// the watcher sends them, outside the store's lock, each watcher's its own
+// (encoding writes their type meta): a watcher that lags holds a few words
+// per event, not a NodeEndpoints.
 func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstream.Event {
 	event := &watchstream.Event{RV: rv, Gone: c.New == nil}
 	if c.New != nil {
-		event.Object = e.store.object(node, c.New, rv)
+		event.Object = e.store.pending(node, c.New, rv)
 	}
 	switch {
 	case c.Old == nil:
@@ -123,7 +125,7 @@ func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstr
 		// What selectors read is the same before and after.
 		event.Old = event.Object
 	default:
-		event.Old = e.store.object(node, c.Old, rv)
+		event.Old = e.store.pending(node, c.Old, rv)
 	}
 	if event.Object == nil {
 		event.Object = event.Old

@@ -47,6 +47,9 @@ var _ watchstream.Filter = Filter{}
 
 // Matches says whether the filter selects a NodeEndpoints.
 func (f Filter) Matches(obj runtime.Object) bool {
+	if p, ok := obj.(*pending); ok {
+		return f.matchesSlice(p.node, p.view)
+	}
 	view := obj.(*topologyapi.NodeEndpoints)
 	return f.matches(view.NodeName, view.Namespace, view.ServiceName, view.Slice.Name, view.Labels)
 }

@@ -21,6 +21,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
@@ -71,4 +72,37 @@ func newObject(node string, view *topology.SliceView, rv uint64, created metav1.
 		Topology:    view.Topology,
 		Slice:       view.Slice,
 	}
+}
+
+// pending is a node's NodeEndpoints of a slice view, built when a watcher
+// sends it; what it reads of the store is taken when it is made, under the
+// store's lock.
+type pending struct {
+	node    string
+	view    *topology.SliceView
+	rv      uint64
+	created metav1.Time
+}
+
+var _ runtime.Object = &pending{}
+
+func (s *Store) pending(node string, view *topology.SliceView, rv uint64) *pending {
+	return &pending{node: node, view: view, rv: rv, created: s.created(node, view.Service)}
+}
+
+func (p *pending) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject builds the object: it shares only the slice view's
+// content, which nothing modifies.
+func (p *pending) DeepCopyObject() runtime.Object {
+	return newObject(p.node, p.view, p.rv, p.created)
+}
+
+// build is what a watcher sends of an object: a pending one built, any other
+// as it is (each watcher's own already).
+func build(obj runtime.Object) runtime.Object {
+	if p, ok := obj.(*pending); ok {
+		return p.DeepCopyObject()
+	}
+	return obj
 }

@@ -138,7 +138,7 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		// which nodes they are for.
 		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
 		Bookmark: bookmark,
-		// Every object a watcher gets is its own: no copy to make.
+		Copy:     build,
 		Metrics: watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)
