@@ -119,21 +119,12 @@ func (s *State) Watch(ctx context.Context, f *filter, opts watchstream.WatchOpti
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var initial []runtime.Object
-	if startsWithState(opts) {
+	if opts.StartsWithState() {
 		for _, one := range s.selected(f) {
 			initial = append(initial, one)
 		}
 	}
 	return s.stream.Watch(ctx, f, opts, func() []runtime.Object { return initial })
-}
-
-// startsWithState says whether a watch starts with the current state rather
-// than the changes after its resourceVersion, as watchstream decides.
-func startsWithState(opts watchstream.WatchOptions) bool {
-	if opts.SendInitialEvents != nil {
-		return *opts.SendInitialEvents
-	}
-	return opts.ResourceVersion == "" || opts.ResourceVersion == "0"
 }
 
 // Close ends every watch of kube-proxy, at shutdown.
