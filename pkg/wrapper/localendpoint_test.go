@@ -18,6 +18,7 @@ package wrapper
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +119,44 @@ func TestABadValueIsWarnedOnceAndCounted(t *testing.T) {
 	l.warnOnce(worse, errors.New("bad"))
 	if after, _ := testutil.GetCounterMetricValue(localEndpointsInvalid); after-before != 2 {
 		t.Errorf("counted %v bad values, want the 2 distinct ones", after-before)
+	}
+}
+
+// The local endpoint replaces every slice of default/kubernetes with one,
+// named as its first, and going away serves the real ones again.
+func TestLocalEndpointReplacesTheServiceSlices(t *testing.T) {
+	u := newIndex("edge-1")
+	apiServer := testService("kubernetes", "10.96.0.1", nil)
+	apiServer.Namespace = "default"
+	putService(t, u, apiServer)
+	for _, name := range []string{"kubernetes-b", "kubernetes-a"} {
+		view := testView("edge-1", "kubernetes", name)
+		view.Namespace = "default"
+		putView(t, u, view)
+	}
+	local, _ := ParseLocalEndpoint("169.254.20.10:51003")
+	for _, tc := range []struct {
+		name   string
+		local  *LocalEndpoint
+		slices []string
+		first  string
+	}{
+		{name: "with --kubernetes-endpoint", local: &local, slices: []string{"kubernetes-a"}, first: "169.254.20.10"},
+		{name: "without", slices: []string{"kubernetes-a", "kubernetes-b"}, first: "10.0.0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u.local.flag = tc.local
+			u.refreshLocalEndpoint()
+			if got := servedSlices(u.state); !slices.Equal(got, tc.slices) {
+				t.Errorf("served slices %v, want %v", got, tc.slices)
+			}
+			obj, err := u.state.Get(endpoints, kubernetesService)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if subsets := obj.(*corev1.Endpoints).Subsets; len(subsets) != len(tc.slices) || subsets[0].Addresses[0].IP != tc.first {
+				t.Errorf("Endpoints subsets %+v, want %d from %s", subsets, len(tc.slices), tc.first)
+			}
+		})
 	}
 }
