@@ -19,6 +19,7 @@ package wrapper
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -277,5 +278,29 @@ func TestRoutes(t *testing.T) {
 				t.Errorf("parseRoute = %+v, %v", r, ok)
 			}
 		})
+	}
+}
+
+// A view's change publishes its slice and its Service's Endpoints, no
+// other slice; the same content received again publishes nothing.
+func TestAViewChangePublishesItsSliceOnly(t *testing.T) {
+	u := newIndex("edge-1")
+	putService(t, u, testService("echo", "10.96.0.10", nil))
+	putView(t, u, testView("edge-1", "echo", "echo-a"))
+	putView(t, u, testView("edge-1", "echo", "echo-b"))
+	before := u.state.RV()
+	putView(t, u, testView("edge-1", "echo", "echo-b"))
+	if got := u.state.RV(); got != before {
+		t.Errorf("the same view again moved the resourceVersion from %d to %d", before, got)
+	}
+	changed := testView("edge-1", "echo", "echo-b")
+	changed.Slice.Endpoints[0].Addresses = []string{"10.0.0.9"}
+	putView(t, u, changed)
+	if got := u.state.RV(); got != before+2 {
+		t.Errorf("one view's change moved the resourceVersion from %d to %d, want the slice and the Endpoints", before, got)
+	}
+	a, _ := u.state.Get(endpointSlices, types.NamespacedName{Namespace: "demo", Name: "echo-a"})
+	if rv := a.(*discoveryv1.EndpointSlice).ResourceVersion; rv == fmt.Sprint(before+1) || rv == fmt.Sprint(before+2) {
+		t.Errorf("echo-a was published again, at %s", rv)
 	}
 }
