@@ -65,6 +65,10 @@ func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
 	state := NewState(1, nil)
 	state.MarkSynced()
 	dir := t.TempDir()
+	// An earlier release's cache, which the first write removes.
+	if err := os.WriteFile(filepath.Join(dir, legacyCacheFile), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
@@ -100,6 +104,6 @@ func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := os.Stat(filepath.Join(dir, legacyCacheFile)); !os.IsNotExist(err) {
-		t.Errorf("the legacy cache file: %v", err)
+		t.Errorf("the earlier release's cache is still there: %v", err)
 	}
 }
