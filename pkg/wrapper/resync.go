@@ -24,7 +24,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Run reads the cluster until ctx ends. Once every informer has synced, the
+// Run reads the cluster until ctx ends. Once every reflector has listed, the
 // state becomes exactly the cluster's: objects that went while the wrapper
 // was away or cut off are removed, and only the difference reaches kube-proxy.
 func (u *Upstream) Run(ctx context.Context) {
@@ -32,7 +32,7 @@ func (u *Upstream) Run(ctx context.Context) {
 	u.sync(ctx)
 }
 
-// sync starts the informers and, once they have synced, makes the state the
+// sync starts the reflectors and, once they have listed, makes the state the
 // cluster's.
 func (u *Upstream) sync(ctx context.Context) {
 	u.start(ctx)

@@ -101,7 +101,7 @@ func keyOf(obj runtime.Object) types.NamespacedName {
 }
 
 // Set serves obj, unless the same content is served already, and returns
-// what is served. obj is not modified: it may be an informer's or shared.
+// what is served. obj is not modified: it may be shared.
 func (s *State) Set(obj runtime.Object) *stored {
 	kept, err := store(obj)
 	if err != nil {

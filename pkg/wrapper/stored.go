@@ -78,7 +78,7 @@ type protoMessage interface {
 }
 
 // store encodes an object for the state. The object is not modified: it may
-// be an informer's or shared.
+// be shared.
 func store(obj runtime.Object) (*stored, error) {
 	k := kindOf(obj)
 	m := obj.(metav1.Object)
