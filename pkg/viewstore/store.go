@@ -45,11 +45,8 @@ type Options struct {
 	// about 16 bytes (see entry.go).
 	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
-	// cut off, besides ResultBuffer.
+	// cut off.
 	WatcherBuffer int
-	// ResultBuffer is how many events a watcher hands the API server's watch
-	// handler ahead, which then writes them at once.
-	ResultBuffer int
 	// BookmarkInterval is how often watchers that asked get a bookmark.
 	BookmarkInterval time.Duration
 }
@@ -58,7 +55,7 @@ type Options struct {
 // thousand flips of a 100-endpoint slice every node sees take 26 MB, a
 // thousand changes each for 1,000 nodes 16 MB), and let a node's watcher lag
 // a node move in a 10,000-Service cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 8 << 20, WatcherBuffer: 10_000, ResultBuffer: 100, BookmarkInterval: 30 * time.Second}
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 8 << 20, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
@@ -133,13 +130,12 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		HistorySize:   s.options.HistorySize,
 		HistoryWeight: s.options.HistoryWeight,
 		WatcherBuffer: s.options.WatcherBuffer,
-		ResultBuffer:  s.options.ResultBuffer,
 		// Watchers are indexed by the node they select; the changes say
 		// which nodes they are for.
 		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },
 		Bookmark: bookmark,
 		Copy:     build,
-		Metrics: watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
+		Metrics:  watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)
 }

@@ -35,12 +35,8 @@ type Options struct {
 	// HistoryWeight, when set, bounds the events the history holds in all.
 	HistoryWeight int
 	// WatcherBuffer is how many events a watcher may lag behind before it is
-	// cut off, besides the ResultBuffer it has handed its client.
+	// cut off.
 	WatcherBuffer int
-	// ResultBuffer is how many events a watcher hands its client ahead: the
-	// API server's watch handler flushes only when it has none left, so
-	// events that wait are sent in one write rather than one each.
-	ResultBuffer int
 	// ShardOf, when set, names the shard of an object: watchers whose filter
 	// selects one shard only see its events.
 	ShardOf func(runtime.Object) string

@@ -54,7 +54,7 @@ func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, rem
 		limit:   options.WatcherBuffer,
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		result:  make(chan watch.Event, options.ResultBuffer),
+		result:  make(chan watch.Event),
 	}
 	go w.run()
 	return w

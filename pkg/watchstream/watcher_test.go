@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"testing/synctest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -80,29 +79,4 @@ func TestACutOffWatcherGetsNothingPastTheCut(t *testing.T) {
 			t.Fatalf("the watcher received %q: %s follows resourceVersion %d, so its client would resume past changes it never got", got, e, last)
 		}
 	}
-}
-
-// A watcher hands its client up to ResultBuffer events ahead, so that the
-// API server's watch handler, which flushes only when it has none left,
-// writes a burst at once; the rest wait in its queue.
-func TestAWatcherHandsItsClientEventsAhead(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := testStream(10)
-		s.options.ResultBuffer = 3
-		w, err := s.Watch(t.Context(), everything{}, WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		for rv := uint64(2); rv < 7; rv++ {
-			s.Publish(&Event{RV: rv, Object: configMap("yes")})
-		}
-		synctest.Wait()
-		if got := len(w.ResultChan()); got != 3 {
-			t.Errorf("%d events handed ahead, want 3", got)
-		}
-		for range 5 {
-			<-w.ResultChan()
-		}
-	})
 }
