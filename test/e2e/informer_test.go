@@ -105,10 +105,17 @@ func viewDiff(got, want map[string]string) string {
 	return strings.Join(lines, "\n")
 }
 
-// summary is what an informer must agree on with a list: resourceVersion,
-// labels and endpoints.
+// summary is what an informer must agree on with a list: labels, topology
+// and endpoints with their readiness. Not the resourceVersion: a list gives
+// an object the latest of its Service's views' and its node's, which may be
+// later than the event that brought its content (an object's own would be
+// state per node and slice; docs/architecture.md, view store).
 func summary(view *topologyv1alpha1.NodeEndpoints) string {
-	return fmt.Sprintf("%s %v %v", view.ResourceVersion, view.Labels, addresses(view))
+	var endpoints []string
+	for _, ep := range view.Slice.Endpoints {
+		endpoints = append(endpoints, fmt.Sprintf("%v:%v", ep.Addresses, ep.Conditions.Ready == nil || *ep.Conditions.Ready))
+	}
+	return fmt.Sprintf("%v %+v %v", view.Labels, view.Topology, endpoints)
 }
 
 // expectStreamingList checks that the server streams the initial state and
