@@ -26,7 +26,8 @@ build:
 	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
 
 ## prereqs: check (and, as root, install from Debian) what run and test need
-## beyond Go: root, iproute2, nftables, curl. Runs before anything else.
+## beyond Go: root, iproute2, nftables, curl, protoc (for make update and verify).
+## Runs before anything else.
 prereqs:
 	hack/prereqs.sh
 
