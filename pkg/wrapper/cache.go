@@ -34,6 +34,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // The cache is one file: the SHA-256 of the payload in hex, a newline, and
@@ -62,6 +64,26 @@ type cacheHeader struct {
 }
 
 var errCacheOfAnotherNode = errors.New("the cache holds another node's state")
+
+// restartGap is how far past the cache's resourceVersion a state loaded
+// from it starts. The process that saved the cache may have served
+// kube-proxy later resourceVersions before it stopped: after a crash, or
+// changes made since its last save. Numbering the new changes from the
+// saved one would reuse those, and kube-proxy, which re-watches from the
+// last resourceVersion it saw, would be resumed past changes it never
+// received. Past the gap, which no process reaches between two saves,
+// every resourceVersion of the old process is older than the new history
+// and gets 410, and kube-proxy lists again, locally.
+const restartGap = 1 << 43
+
+// StartRV is the resourceVersion a state starts at: past the gap after a
+// cache's, else a new epoch (watchstream.InitialRV).
+func StartRV(saved uint64, cached bool) uint64 {
+	if !cached {
+		return watchstream.InitialRV()
+	}
+	return saved + restartGap
+}
 
 // LoadCache reads the state last saved in dir for node; false when there is
 // none or it cannot be trusted, and the wrapper then serves nothing until it

@@ -21,13 +21,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // A cache holds Endpoints by reference to their slices, and a state loaded
@@ -107,4 +111,66 @@ func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, legacyCacheFile)); !os.IsNotExist(err) {
 		t.Errorf("the earlier release's cache is still there: %v", err)
 	}
+}
+
+// A state restarted from the cache answers 410 to a watch from any
+// resourceVersion the previous process issued, those after its last save
+// included: kube-proxy lists again rather than being resumed past changes
+// it never received, made under resourceVersions the old process used.
+func TestRestartFromCacheExpiresTheOldResourceVersions(t *testing.T) {
+	dir := t.TempDir()
+	old := indexedAt(t, 100)
+	saved, objects := old.state.storedSnapshot()
+	if _, err := saveStored(dir, "edge-1", saved, objects); err != nil {
+		t.Fatal(err)
+	}
+	// Served to kube-proxy after the last save, then the process was killed.
+	putView(t, old, testView("edge-1", "echo", "echo-b"))
+	putView(t, old, testView("edge-1", "echo", "echo-c"))
+	latest := old.state.RV()
+
+	loadedRV, loaded, ok := LoadCache(dir, "edge-1")
+	if !ok {
+		t.Fatal("the cache did not load")
+	}
+	restarted := NewState(StartRV(loadedRV, ok), loaded)
+	// Changes made upstream while the wrapper was away.
+	restarted.Delete(endpointSlices, types.NamespacedName{Namespace: "demo", Name: "echo-a"})
+	restarted.Set(testService("other", "10.96.0.11", nil))
+
+	for _, tc := range []struct {
+		name string
+		rv   uint64
+	}{
+		{name: "the old process's first", rv: 101},
+		{name: "the saved one", rv: saved},
+		{name: "the first after the save", rv: saved + 1},
+		{name: "the old process's latest", rv: latest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := restarted.Watch(t.Context(), &filter{kind: endpointSlices}, watchstream.WatchOptions{ResourceVersion: strconv.FormatUint(tc.rv, 10)})
+			if err == nil {
+				w.Stop()
+			}
+			if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+				t.Errorf("a watch from %d, the restarted state at %d: %v, want 410", tc.rv, restarted.RV(), err)
+			}
+		})
+	}
+	// The restarted state's own resourceVersions are watched as usual.
+	w, err := restarted.Watch(t.Context(), &filter{kind: endpointSlices}, watchstream.WatchOptions{ResourceVersion: strconv.FormatUint(restarted.RV(), 10)})
+	if err != nil {
+		t.Fatalf("a watch from the restarted state's resourceVersion: %v", err)
+	}
+	w.Stop()
+}
+
+// indexedAt is an index at resourceVersion rv serving demo/echo with
+// one view, echo-a.
+func indexedAt(t *testing.T, rv uint64) *Upstream {
+	u := newIndex("edge-1")
+	u.state = NewState(rv, nil)
+	putService(t, u, testService("echo", "10.96.0.10", nil))
+	putView(t, u, testView("edge-1", "echo", "echo-a"))
+	return u
 }

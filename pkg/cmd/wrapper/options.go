@@ -35,7 +35,6 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/gridview/gridview/pkg/watchstream"
 	"github.com/gridview/gridview/pkg/wrapper"
 )
 
@@ -142,11 +141,8 @@ func (o *Options) Run(ctx context.Context) error {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	wrapper.RegisterMetrics()
-	rv, objects, cached := wrapper.LoadCache(o.CacheDir, o.NodeName)
-	if !cached {
-		rv = watchstream.InitialRV()
-	}
-	state := wrapper.NewState(rv, objects)
+	saved, objects, cached := wrapper.LoadCache(o.CacheDir, o.NodeName)
+	state := wrapper.NewState(wrapper.StartRV(saved, cached), objects)
 	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects))
 
 	upstream, err := wrapper.NewUpstream(config, o.NodeName, state, o.localEndpoint)
