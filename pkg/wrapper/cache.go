@@ -89,6 +89,7 @@ func StartRV(saved uint64, cached bool) uint64 {
 // none or it cannot be trusted, and the wrapper then serves nothing until it
 // has read the cluster. The objects are the state's own (stored).
 func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
+	removeStaleTemporaries(dir)
 	f, err := os.Open(filepath.Join(dir, cacheFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, false
@@ -108,6 +109,18 @@ func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
 	cacheRejected.WithLabelValues(reason).Inc()
 	klog.ErrorS(err, "Ignoring the cached state", "dir", dir, "node", node)
 	return 0, nil, false
+}
+
+// removeStaleTemporaries removes the temporary files of saves a killed
+// process left: each is as large as the cache, and nothing else removes
+// them from the node's disk. Only at start, before any save.
+func removeStaleTemporaries(dir string) {
+	stale, _ := filepath.Glob(filepath.Join(dir, cacheFile+".*"))
+	for _, name := range stale {
+		if err := os.Remove(name); err != nil {
+			klog.ErrorS(err, "Cannot remove the temporary file of an unfinished save", "file", name)
+		}
+	}
 }
 
 // decodeCache reads a cache while checking it: nothing read is trusted

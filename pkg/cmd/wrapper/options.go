@@ -125,7 +125,8 @@ func (o *Options) restConfig() (*rest.Config, error) {
 }
 
 // Run serves kube-proxy until ctx ends: from the cache at once when there is
-// one, from the cluster as soon as it answers.
+// one, from the cluster as soon as it answers. It returns once the state
+// has been saved a last time.
 func (o *Options) Run(ctx context.Context) error {
 	config, err := o.restConfig()
 	if err != nil {
@@ -141,8 +142,8 @@ func (o *Options) Run(ctx context.Context) error {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 	wrapper.RegisterMetrics()
-	saved, objects, cached := wrapper.LoadCache(o.CacheDir, o.NodeName)
-	state := wrapper.NewState(wrapper.StartRV(saved, cached), objects)
+	saved, objects, loaded := wrapper.LoadCache(o.CacheDir, o.NodeName)
+	state := wrapper.NewState(wrapper.StartRV(saved, loaded), objects)
 	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects))
 
 	upstream, err := wrapper.NewUpstream(config, o.NodeName, state, o.localEndpoint)
@@ -155,7 +156,12 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	go upstream.Run(ctx)
 	go state.Run(ctx)
-	go wrapper.KeepCached(ctx, state, o.CacheDir, o.NodeName)
+	// The last save, when ctx ends, is awaited: the next start loads it.
+	cached := make(chan struct{})
+	go func() {
+		defer close(cached)
+		wrapper.KeepCached(ctx, state, o.CacheDir, o.NodeName)
+	}()
 
 	server := &http.Server{Handler: wrapper.NewServer(o.NodeName, state, forward), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -168,5 +174,6 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-cached
 	return nil
 }
