@@ -205,7 +205,9 @@ func (u *Upstream) putService(key types.NamespacedName, r *serviceRecord) {
 func (u *Upstream) serve(key types.NamespacedName) {
 	sv := u.services[key]
 	var want []*stored
-	if key == kubernetesService && u.local.active != nil {
+	// The local slice stands in for the Service's: none once the Service
+	// and its views are gone, or it would outlive the record that tracks it.
+	if key == kubernetesService && u.local.active != nil && (sv.service != nil || len(sv.views) > 0) {
 		local := u.local.slice(key, sv)
 		if !slices.Contains(sv.served, local) {
 			local = u.state.SetStored(local)

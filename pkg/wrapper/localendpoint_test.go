@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
@@ -156,6 +157,65 @@ func TestLocalEndpointReplacesTheServiceSlices(t *testing.T) {
 			}
 			if subsets := obj.(*corev1.Endpoints).Subsets; len(subsets) != len(tc.slices) || subsets[0].Addresses[0].IP != tc.first {
 				t.Errorf("Endpoints subsets %+v, want %d from %s", subsets, len(tc.slices), tc.first)
+			}
+		})
+	}
+}
+
+// Once default/kubernetes and its views are gone, the local endpoint's
+// slice goes with them, whichever goes last: kept, nothing would track it,
+// and kube-proxy would balance default/kubernetes to a local endpoint
+// switched off since.
+func TestLocalSliceGoesWithTheService(t *testing.T) {
+	apiServer := testService("kubernetes", "10.96.0.1", nil)
+	apiServer.Namespace = "default"
+	view := func() *topologyv1alpha1.NodeEndpoints {
+		v := testView("edge-1", "kubernetes", "kubernetes-a")
+		v.Namespace = "default"
+		return v
+	}
+	removeService := func(u *Upstream) { u.deleteService(&serviceRecord{key: kubernetesService}) }
+	removeView := func(u *Upstream) {
+		r, err := recordView(view())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.deleteView(r)
+	}
+	local, _ := ParseLocalEndpoint("169.254.20.10:51003")
+	for _, tc := range []struct {
+		name   string
+		remove []func(*Upstream)
+	}{
+		{name: "the view, then the Service", remove: []func(*Upstream){removeView, removeService}},
+		{name: "the Service, then the view", remove: []func(*Upstream){removeService, removeView}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newIndex("edge-1")
+			u.local.flag = &local
+			u.refreshLocalEndpoint()
+			putService(t, u, apiServer)
+			putView(t, u, view())
+			for _, remove := range tc.remove {
+				remove(u)
+			}
+			if got := servedSlices(u.state); len(got) != 0 {
+				t.Errorf("with default/kubernetes and its views gone, slices %v are served", got)
+			}
+			// The local endpoint is switched off, and the Service comes back.
+			u.local.flag = nil
+			u.refreshLocalEndpoint()
+			putService(t, u, apiServer)
+			putView(t, u, view())
+			if got := servedSlices(u.state); !slices.Equal(got, []string{"kubernetes-a"}) {
+				t.Errorf("served slices %v, want [kubernetes-a]", got)
+			}
+			obj, err := u.state.Get(endpointSlices, types.NamespacedName{Namespace: "default", Name: "kubernetes-a"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if addresses := obj.(*discoveryv1.EndpointSlice).Endpoints[0].Addresses; addresses[0] != "10.0.0.1" {
+				t.Errorf("kubernetes-a serves %v, want the view's 10.0.0.1", addresses)
 			}
 		})
 	}
