@@ -179,7 +179,10 @@ func (u *Upstream) removeView(name types.NamespacedName) {
 	}
 	delete(u.views, name)
 	key := r.serviceKey()
-	sv := u.services[key]
+	sv, ok := u.services[key]
+	if !ok {
+		return
+	}
 	if i, ok := sv.find(r.sliceName); ok && sv.views[i] == r {
 		sv.views = slices.Delete(sv.views, i, i+1)
 	}

@@ -58,7 +58,7 @@ var (
 	})
 	rejectedViews = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "rejected_views_total", StabilityLevel: metrics.ALPHA,
-		Help: "NodeEndpoints received from upstream and neither served nor cached, by reason (foreign_node: another node's view).",
+		Help: "NodeEndpoints received from upstream and neither served nor cached, by reason (foreign_node: another node's view; misnamed: not named <node>..<slice>).",
 	}, []string{"reason"})
 	cacheRejected = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "cache_rejected_total", StabilityLevel: metrics.ALPHA,

@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // Upstream keeps a state current with the cluster: this node's NodeEndpoints
@@ -181,15 +183,28 @@ func (u *Upstream) ours(view *viewRecord) bool {
 	return view.node == u.nodeName
 }
 
+// named says whether a view has the name of this node's view of its slice,
+// <node>..<slice>, as gridview names them: views are kept by name and
+// served by slice, and two names for one slice would make one view's
+// deletion take the other's slice.
+func (u *Upstream) named(view *viewRecord) bool {
+	return view.name.Name == topology.Name(u.nodeName, view.sliceName)
+}
+
 // accept says whether to serve a view received, and counts and logs one
-// that is another node's.
+// that is another node's or misnamed.
 func (u *Upstream) accept(view *viewRecord) bool {
-	if u.ours(view) {
-		return true
+	switch {
+	case !u.ours(view):
+		rejectedViews.WithLabelValues("foreign_node").Inc()
+		klog.InfoS("Warning: rejecting a view of another node", "view", view.name, "viewNode", view.node, "node", u.nodeName)
+		return false
+	case !u.named(view):
+		rejectedViews.WithLabelValues("misnamed").Inc()
+		klog.InfoS("Warning: rejecting a view not named <node>..<slice>", "view", view.name, "slice", view.sliceName, "node", u.nodeName)
+		return false
 	}
-	rejectedViews.WithLabelValues("foreign_node").Inc()
-	klog.InfoS("Warning: rejecting a view of another node", "view", view.name, "viewNode", view.node, "node", u.nodeName)
-	return false
+	return true
 }
 
 // setView serves a view of this node as an EndpointSlice and its Service's

@@ -207,3 +207,71 @@ func TestUpstreamIsReadInProtobuf(t *testing.T) {
 		t.Errorf("the gridview clientset read %v in %v", list, got)
 	}
 }
+
+// A view not named <node>..<slice> is neither served nor cached, and
+// counted: views are kept by name and served by slice, so a second name for
+// a slice made the deletion of one take the other's slice, and deleting both
+// dereferenced nil.
+func TestUpstreamRejectsMisnamedViews(t *testing.T) {
+	RegisterMetrics()
+	named := func(name string, view *topologyv1alpha1.NodeEndpoints) *topologyv1alpha1.NodeEndpoints {
+		view.Name = name
+		return view
+	}
+	for _, tc := range []struct {
+		name string
+		// views are put in order, then deleted in reverse order.
+		views []*topologyv1alpha1.NodeEndpoints
+		// served is what is served once all are put.
+		served   []string
+		rejected float64
+	}{
+		{name: "named as the slice", views: []*topologyv1alpha1.NodeEndpoints{testView("edge-1", "echo", "echo-a")}, served: []string{"echo-a"}},
+		{
+			name:     "a second name for a slice served",
+			views:    []*topologyv1alpha1.NodeEndpoints{testView("edge-1", "echo", "echo-a"), named("other-name", testView("edge-1", "echo", "echo-a"))},
+			served:   []string{"echo-a"},
+			rejected: 1,
+		},
+		{
+			name:     "the name of another slice",
+			views:    []*topologyv1alpha1.NodeEndpoints{named("edge-1..echo-b", testView("edge-1", "echo", "echo-a"))},
+			rejected: 1,
+		},
+		{
+			name:     "another node's name",
+			views:    []*topologyv1alpha1.NodeEndpoints{named("edge-2..echo-a", testView("edge-1", "echo", "echo-a"))},
+			rejected: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counter := rejectedViews.WithLabelValues("misnamed")
+			before, err := testutil.GetCounterMetricValue(counter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// No Service: the views' slices and Endpoints are served all the
+			// same, and the last view's deletion drops the record.
+			u := newIndex("edge-1")
+			for _, view := range tc.views {
+				putView(t, u, view)
+			}
+			if got := servedSlices(u.state); !slices.Equal(got, tc.served) {
+				t.Errorf("served slices %v, want %v", got, tc.served)
+			}
+			for i := len(tc.views) - 1; i >= 0; i-- {
+				record, err := recordView(tc.views[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				u.deleteView(record)
+			}
+			if got := servedSlices(u.state); len(got) != 0 {
+				t.Errorf("with every view deleted, slices %v are served", got)
+			}
+			if after, _ := testutil.GetCounterMetricValue(counter); after-before != tc.rejected {
+				t.Errorf("counted %v misnamed views, want %v", after-before, tc.rejected)
+			}
+		})
+	}
+}
