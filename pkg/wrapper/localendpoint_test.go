@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/component-base/metrics/testutil"
 
@@ -218,5 +219,59 @@ func TestLocalSliceGoesWithTheService(t *testing.T) {
 				t.Errorf("kubernetes-a serves %v, want the view's 10.0.0.1", addresses)
 			}
 		})
+	}
+}
+
+// Only default/kubernetes's Endpoints and EndpointSlice set or clear the
+// local endpoint: another object a server sends, whatever it carries, does
+// neither, as the nodeName check does not trust the server's selectors
+// either.
+func TestAnnotatedSourcesReadDefaultKubernetesOnly(t *testing.T) {
+	annotations := func(ip string) map[string]string {
+		return map[string]string{AnnotationLocalEndpoint: ip, AnnotationLocalPort: "443"}
+	}
+	meta := func(namespace, name, ip string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: annotations(ip)}
+	}
+	for _, source := range []struct {
+		name     string
+		i        int
+		expected runtime.Object
+		object   func(metav1.ObjectMeta) runtime.Object
+	}{
+		{name: "Endpoints", i: 0, expected: &corev1.Endpoints{}, object: func(m metav1.ObjectMeta) runtime.Object { return &corev1.Endpoints{ObjectMeta: m} }},
+		{name: "EndpointSlice", i: 1, expected: &discoveryv1.EndpointSlice{}, object: func(m metav1.ObjectMeta) runtime.Object {
+			return &discoveryv1.EndpointSlice{ObjectMeta: m, AddressType: discoveryv1.AddressTypeIPv4}
+		}},
+	} {
+		for _, tc := range []struct {
+			name  string
+			other metav1.ObjectMeta
+		}{
+			{name: "another name", other: meta("default", "not-kubernetes", "10.9.9.9")},
+			{name: "another namespace", other: meta("kube-system", "kubernetes", "10.9.9.9")},
+		} {
+			t.Run(source.name+", "+tc.name, func(t *testing.T) {
+				u := newIndex("edge-1")
+				src := u.annotated(source.i, source.expected)
+				if err := src.Add(source.object(tc.other)); err != nil {
+					t.Fatal(err)
+				}
+				if u.local.active != nil {
+					t.Errorf("%s/%s set the local endpoint to %v", tc.other.Namespace, tc.other.Name, u.local.active.Addr)
+				}
+				if err := src.Add(source.object(meta("default", "kubernetes", "169.254.20.10"))); err != nil {
+					t.Fatal(err)
+				}
+				for _, change := range []func(any) error{src.Update, src.Delete} {
+					if err := change(source.object(tc.other)); err != nil {
+						t.Fatal(err)
+					}
+					if u.local.active == nil || u.local.active.Addr.String() != "169.254.20.10:443" {
+						t.Errorf("after a change of %s/%s, the local endpoint is %v, want default/kubernetes's 169.254.20.10:443", tc.other.Namespace, tc.other.Name, u.local.active)
+					}
+				}
+			})
+		}
 	}
 }

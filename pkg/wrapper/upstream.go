@@ -153,6 +153,12 @@ func (u *Upstream) annotated(i int, expected runtime.Object) *source {
 		u.mu.Unlock()
 		u.refreshLocalEndpoint()
 	}
+	// The watches ask for default/kubernetes only; whatever else a server
+	// sends neither sets nor clears the local endpoint.
+	isKubernetes := func(record any) bool {
+		m, ok := record.(metav1.Object)
+		return ok && m.GetNamespace() == kubernetesService.Namespace && m.GetName() == kubernetesService.Name
+	}
 	return &source{
 		record: func(obj any) (any, error) {
 			if reflect.TypeOf(obj) != reflect.TypeOf(expected) {
@@ -160,11 +166,19 @@ func (u *Upstream) annotated(i int, expected runtime.Object) *source {
 			}
 			return compact(obj)
 		},
-		put:    set,
-		remove: func(any) { set(nil) },
+		put: func(record any) {
+			if isKubernetes(record) {
+				set(record)
+			}
+		},
+		remove: func(record any) {
+			if isKubernetes(record) {
+				set(nil)
+			}
+		},
 		replace: func(records []any) {
 			for _, record := range records {
-				if m := record.(metav1.Object); m.GetNamespace() == kubernetesService.Namespace && m.GetName() == kubernetesService.Name {
+				if isKubernetes(record) {
 					set(record)
 					return
 				}
