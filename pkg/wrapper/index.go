@@ -67,7 +67,8 @@ func (r *viewRecord) serviceKey() types.NamespacedName {
 // serviceRecord is what the wrapper keeps of a Service besides the Service
 // it serves: what its Endpoints object needs.
 type serviceRecord struct {
-	key      types.NamespacedName
+	key types.NamespacedName
+	// service is the Service encoded; once served, the state's own.
 	service  *stored
 	external bool
 	// labels are compact (compactLabels).
@@ -193,7 +194,9 @@ func (u *Upstream) removeView(name types.NamespacedName) {
 // u.mu.
 func (u *Upstream) putService(key types.NamespacedName, r *serviceRecord) {
 	if r != nil {
-		u.state.SetStored(r.service)
+		// The state's own, which a re-read of the same content leaves
+		// served: the record keeps no second encoding of it.
+		r.service = u.state.SetStored(r.service)
 	} else {
 		u.state.Delete(services, key)
 	}

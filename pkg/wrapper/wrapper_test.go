@@ -304,3 +304,34 @@ func TestAViewChangePublishesItsSliceOnly(t *testing.T) {
 		t.Errorf("echo-a was published again, at %s", rv)
 	}
 }
+
+// A Service's record refers to the encoding the state serves, whether the
+// Service is new, re-read the same (a relist, a start from the cache) or
+// changed: it never keeps a second encoding.
+func TestServiceRecordKeepsTheServedEncoding(t *testing.T) {
+	svc := testService("echo", "10.96.0.10", map[string]string{"app": "echo"})
+	relisted := svc.DeepCopy()
+	relisted.ResourceVersion = "99"
+	managed := svc.DeepCopy()
+	managed.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}}
+	changed := svc.DeepCopy()
+	changed.Spec.ClusterIP = "10.96.0.11"
+	u := newIndex("edge-1")
+	key := types.NamespacedName{Namespace: "demo", Name: "echo"}
+	for _, tc := range []struct {
+		name string
+		svc  *corev1.Service
+	}{
+		{name: "new", svc: svc},
+		{name: "re-read the same", svc: relisted},
+		{name: "changed in managedFields only", svc: managed},
+		{name: "changed", svc: changed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			putService(t, u, tc.svc)
+			if held, served := u.services[key].service.service, u.state.objects[services][key]; held != served {
+				t.Errorf("the record holds an encoding of %d bytes besides the %d the state serves", len(held.data), len(served.data))
+			}
+		})
+	}
+}
