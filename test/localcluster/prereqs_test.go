@@ -44,9 +44,10 @@ func TestPrereqsNamesWhatIsMissing(t *testing.T) {
 		wantOK      bool
 		wantMessage string
 	}{
-		{name: "fresh machine", wantMessage: "apt-get install iproute2 nftables curl"},
-		{name: "only nft missing", commands: []string{"ip", "curl"}, wantMessage: "apt-get install nftables\n"},
-		{name: "everything present", commands: []string{"ip", "nft", "curl"}, wantOK: asRoot, wantMessage: "run as root"},
+		{name: "fresh machine", wantMessage: "apt-get install iproute2 nftables curl protobuf-compiler"},
+		{name: "only nft missing", commands: []string{"ip", "curl", "protoc"}, wantMessage: "apt-get install nftables\n"},
+		{name: "only protoc missing", commands: []string{"ip", "nft", "curl"}, wantMessage: "apt-get install protobuf-compiler\n"},
+		{name: "everything present", commands: []string{"ip", "nft", "curl", "protoc"}, wantOK: asRoot, wantMessage: "run as root"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
