@@ -33,12 +33,19 @@ import (
 // kube-proxy reads the wrapper on loopback and re-watches within moments of
 // its last event or bookmark: a thousand changes of history cover that and
 // bound the superseded objects the history keeps (a watch from further back
-// gets 410 and lists again, locally). A buffer as large as a whole view
-// covers an outage's re-sync.
+// gets 410 and lists again, locally). The history is bounded by the bytes
+// of the objects its changes hold as well, so that changes of large slices
+// (a DaemonSet's rollout with --max-endpoints-per-slice=1000: 100 KiB a
+// change) keep no more than a few MiB besides the state. A buffer as large
+// as a whole view covers an outage's re-sync.
 const (
 	historySize      = 1_000
+	historyBytes     = 8 << 20
 	watcherBuffer    = 10_000
 	bookmarkInterval = 30 * time.Second
+	// eventOverhead is what a change costs in the history besides its
+	// object's encoding.
+	eventOverhead = 256
 )
 
 // State is what the wrapper serves: objects of every served kind, each with
@@ -61,6 +68,7 @@ type State struct {
 func NewState(rv uint64, objects []runtime.Object) *State {
 	options := watchstream.Options{
 		HistorySize:   historySize,
+		HistoryWeight: historyBytes,
 		WatcherBuffer: watcherBuffer,
 		Copy:          served,
 		Metrics:       watchstream.Metrics{EventsSent: watchEventsSent, Watchers: watchersOpen, CutOff: watchersCutOff},
@@ -140,7 +148,7 @@ func (s *State) set(kept *stored) *stored {
 	if old != nil {
 		e.Old = old
 	}
-	s.stream.Publish(e)
+	s.stream.PublishEntry(change{e})
 	return kept
 }
 
@@ -171,7 +179,30 @@ func (s *State) delete(k *kind, key types.NamespacedName) {
 	rv := s.stream.Next()
 	last := old.DeepCopyObject().(*stored)
 	last.rv = rv
-	s.stream.Publish(&watchstream.Event{RV: rv, Old: old, Object: last, Gone: true})
+	s.stream.PublishEntry(change{&watchstream.Event{RV: rv, Old: old, Object: last, Gone: true}})
+}
+
+// change is one change of the state in the stream's history, weighing the
+// bytes it keeps: its object's encoding, superseded once the object changes
+// again or, for a deletion, the only thing that still holds it.
+type change struct{ *watchstream.Event }
+
+func (c change) ResourceVersion() uint64 { return c.RV }
+
+func (c change) Weight() int { return len(c.Object.(*stored).data) + eventOverhead }
+
+func (c change) Events(_ watchstream.Filter, after uint64, yield func(*watchstream.Event) bool) {
+	if c.RV > after {
+		yield(c.Event)
+	}
+}
+
+// ShardEvents sends the change to the watchers of its kind, the stream's
+// shards.
+func (c change) ShardEvents(watched func(string) bool, _ func(func(string) bool), send func(string, func() *watchstream.Event)) {
+	if shard := kindOf(c.Object).gvr.Resource; watched(shard) {
+		send(shard, func() *watchstream.Event { return c.Event })
+	}
 }
 
 // Replace makes objs the served objects of kind k, publishing only the

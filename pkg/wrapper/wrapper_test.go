@@ -23,11 +23,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 func TestCacheRoundTripAndCorruption(t *testing.T) {
@@ -331,6 +334,67 @@ func TestServiceRecordKeepsTheServedEncoding(t *testing.T) {
 			putService(t, u, tc.svc)
 			if held, served := u.services[key].service.service, u.state.objects[services][key]; held != served {
 				t.Errorf("the record holds an encoding of %d bytes besides the %d the state serves", len(held.data), len(served.data))
+			}
+		})
+	}
+}
+
+// largeSlice is an EndpointSlice of n endpoints, about 70 bytes an
+// endpoint encoded, at its change-th version.
+func largeSlice(n, change int) *discoveryv1.EndpointSlice {
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "daemon-a",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "daemon", "change": strconv.Itoa(change)}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+	}
+	for i := range n {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff)},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)},
+			NodeName:   ptr.To(fmt.Sprintf("edge-%05d", i)),
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "demo", Name: fmt.Sprintf("daemon-%05d", i)},
+		})
+	}
+	return slice
+}
+
+// The history keeps at most historySize changes and historyBytes of their
+// objects: changes of large slices are dropped by their size, and a watch
+// from before what it keeps gets 410, while one from its latest change
+// resumes.
+func TestHistoryIsBoundedByCountAndBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		endpoints int
+		changes   int
+		// bytes says the bound in bytes is reached, not the count.
+		bytes bool
+	}{
+		{name: "small slices, by count", endpoints: 1, changes: historySize + 200},
+		{name: "1000-endpoint slices, by bytes", endpoints: 1000, changes: 200, bytes: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state := NewState(1, nil)
+			for i := range tc.changes {
+				state.Set(largeSlice(tc.endpoints, i))
+			}
+			entries, weight := state.stream.Held()
+			if entries >= tc.changes || weight > historyBytes || tc.bytes != (entries < historySize) {
+				t.Errorf("after %d changes the history holds %d of %d bytes, want at most %d of %d bytes, bounded by bytes: %v",
+					tc.changes, entries, weight, historySize, historyBytes, tc.bytes)
+			}
+			from := func(rv uint64) error {
+				w, err := state.Watch(t.Context(), &filter{kind: endpointSlices}, watchstream.WatchOptions{ResourceVersion: strconv.FormatUint(rv, 10)})
+				if err == nil {
+					w.Stop()
+				}
+				return err
+			}
+			if err := from(1); !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+				t.Errorf("a watch from before the history: %v, want 410", err)
+			}
+			if err := from(state.RV() - 1); err != nil {
+				t.Errorf("a watch from the change before the latest: %v", err)
 			}
 		})
 	}
