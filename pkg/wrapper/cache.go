@@ -89,7 +89,6 @@ func StartRV(saved uint64, cached bool) uint64 {
 // none or it cannot be trusted, and the wrapper then serves nothing until it
 // has read the cluster. The objects are the state's own (stored).
 func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
-	removeStaleTemporaries(dir)
 	f, err := os.Open(filepath.Join(dir, cacheFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil, false
@@ -113,7 +112,8 @@ func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
 
 // removeStaleTemporaries removes the temporary files of saves a killed
 // process left: each is as large as the cache, and nothing else removes
-// them from the node's disk. Only at start, before any save.
+// them from the node's disk. Only before the first save: keepCached is the
+// only writer.
 func removeStaleTemporaries(dir string) {
 	stale, _ := filepath.Glob(filepath.Join(dir, cacheFile+".*"))
 	for _, name := range stale {
@@ -366,22 +366,26 @@ const (
 )
 
 // KeepCached saves node's state to dir whenever it has changed, as the
-// constants above say, and once more when ctx ends.
+// constants above say, and once more when ctx ends. It first removes the
+// temporary files of saves a killed process left.
 func KeepCached(ctx context.Context, state *State, dir, node string) {
 	keepCached(ctx, state, dir, node, cacheQuiet, cacheMaxStale)
 }
 
 func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxStale time.Duration) {
+	removeStaleTemporaries(dir)
 	// saved is the resourceVersion last saved, seen the last one read;
 	// changed is when seen was first read, unsaved when the state first
 	// differed from what was saved.
 	var saved, seen uint64
 	var changed, unsaved time.Time
 	save := func() {
-		rv, objects := state.storedSnapshot()
-		if rv == saved || !state.Synced() {
+		// Checked before the snapshot, which sorts every object: a state
+		// that never syncs would be snapshotted on every tick.
+		if !state.Synced() || state.RV() == saved {
 			return
 		}
+		rv, objects := state.storedSnapshot()
 		size, err := saveStored(dir, node, rv, objects)
 		if err != nil {
 			klog.ErrorS(err, "Cannot save the state; a restart during an outage would start empty", "dir", dir)

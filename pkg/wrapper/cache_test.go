@@ -174,3 +174,38 @@ func indexedAt(t *testing.T, rv uint64) *Upstream {
 	putView(t, u, testView("edge-1", "echo", "echo-a"))
 	return u
 }
+
+// A state not complete yet, read upstream in part and never loaded, is
+// not saved, however long it goes on changing; once synced it is.
+func TestCacheIsWrittenOnlyOnceSynced(t *testing.T) {
+	const quiet, maxStale = 40 * time.Millisecond, 80 * time.Millisecond
+	state := NewState(1, nil)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for i := range 10 {
+		state.Set(testService(fmt.Sprintf("svc-%d", i), "10.96.0.10", nil))
+		time.Sleep(quiet / 2)
+	}
+	time.Sleep(2 * maxStale)
+	if rv, _, ok := LoadCache(dir, "edge-1"); ok {
+		t.Fatalf("a state not synced was saved at %d", rv)
+	}
+	state.MarkSynced()
+	latest := state.RV()
+	deadline := time.Now().Add(10 * maxStale)
+	for {
+		if rv, _, _ := LoadCache(dir, "edge-1"); rv == latest {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the synced state at %d was not saved within %v", latest, 10*maxStale)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
