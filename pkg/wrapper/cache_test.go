@@ -29,6 +29,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gridview/gridview/pkg/watchstream"
@@ -207,5 +209,59 @@ func TestCacheIsWrittenOnlyOnceSynced(t *testing.T) {
 			t.Fatalf("the synced state at %d was not saved within %v", latest, 10*maxStale)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A start from the cache publishes nothing for a cluster that has not
+// changed, whichever of the views and the Services is listed first: the
+// Endpoints wait for both, instead of being published with the view's
+// labels and creation time, then with the Service's again.
+func TestStartFromCachePublishesNothingForAnUnchangedCluster(t *testing.T) {
+	svc := testService("echo", "10.96.0.10", map[string]string{"app": "echo"})
+	svc.CreationTimestamp = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	view := testView("edge-1", "echo", "echo-a")
+	view.Labels = map[string]string{"app": "echo", "node": "joined-later"}
+	view.CreationTimestamp = metav1.NewTime(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
+	first := newIndex("edge-1")
+	putService(t, first, svc)
+	putView(t, first, view)
+	rv, objects := first.state.storedSnapshot()
+	cached := make([]runtime.Object, 0, len(objects))
+	for _, one := range objects {
+		cached = append(cached, one)
+	}
+	listViews := func(u *Upstream) {
+		record, err := recordView(view.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.replaceViews([]any{record})
+	}
+	listServices := func(u *Upstream) {
+		record, err := recordService(svc.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.replaceServices([]any{record})
+	}
+	for _, tc := range []struct {
+		name  string
+		lists []func(*Upstream)
+	}{
+		{name: "views first", lists: []func(*Upstream){listViews, listServices}},
+		{name: "Services first", lists: []func(*Upstream){listServices, listViews}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := newIndex("edge-1")
+			u.state = NewState(rv, cached)
+			u.viewsListed, u.servicesListed = false, false
+			for _, list := range tc.lists {
+				list(u)
+			}
+			u.reconcile()
+			if u.state.RV() != rv {
+				t.Errorf("an unchanged cluster published changes: the state moved from %d to %d", rv, u.state.RV())
+			}
+		})
 	}
 }

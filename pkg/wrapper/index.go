@@ -238,10 +238,12 @@ func (u *Upstream) serve(key types.NamespacedName) {
 	}
 	sv.served = want
 	switch {
-	case !u.viewsListed:
-		// The Endpoints wait for the first list of views: a Service seen
-		// before them would be served with no subset, then with its
-		// subsets again, over the cache's.
+	case !u.viewsListed || !u.servicesListed:
+		// The Endpoints wait for the first lists of views and Services: a
+		// Service seen before its views would be served with no subset,
+		// then with its subsets again, and views seen before their Service
+		// with its labels and creation time as the views have them, then
+		// as the Service has them, over the cache's.
 	case sv.hasEndpoints():
 		u.state.SetStored(storeEndpoints(sv.endpointsMeta(key), want))
 	default:

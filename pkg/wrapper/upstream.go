@@ -55,9 +55,9 @@ type Upstream struct {
 	views    map[types.NamespacedName]*viewRecord
 	services map[types.NamespacedName]*serviceViews
 	local    localEndpoints
-	// viewsListed says the views have been listed once: Endpoints are
-	// served from then on.
-	viewsListed bool
+	// viewsListed and servicesListed say the views and the Services have
+	// been listed once: Endpoints are served once both have.
+	viewsListed, servicesListed bool
 }
 
 // upstreamContentTypes ask for protobuf, which is smaller on the WAN and
@@ -263,9 +263,18 @@ func (u *Upstream) replaceViews(records []any) {
 	}
 	if !u.viewsListed {
 		u.viewsListed = true
-		for key := range u.services {
-			u.serve(key)
-		}
+		u.serveAll()
+	}
+}
+
+// serveAll serves every Service again: their Endpoints, once the views and
+// the Services have both been listed. Callers hold u.mu.
+func (u *Upstream) serveAll() {
+	if !u.viewsListed || !u.servicesListed {
+		return
+	}
+	for key := range u.services {
+		u.serve(key)
 	}
 }
 
@@ -296,5 +305,9 @@ func (u *Upstream) replaceServices(records []any) {
 		if sv.service != nil && !listed[key] {
 			u.putService(key, nil)
 		}
+	}
+	if !u.servicesListed {
+		u.servicesListed = true
+		u.serveAll()
 	}
 }

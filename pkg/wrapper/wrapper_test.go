@@ -124,7 +124,7 @@ func newIndex(node string) *Upstream {
 	return &Upstream{
 		nodeName: node, state: NewState(1, nil), views: map[types.NamespacedName]*viewRecord{},
 		services: map[types.NamespacedName]*serviceViews{}, local: localEndpoints{warned: map[string]bool{}},
-		viewsListed: true,
+		viewsListed: true, servicesListed: true,
 	}
 }
 
