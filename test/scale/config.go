@@ -39,6 +39,11 @@ type Config struct {
 	// as is, then with a change while down. Each costs every watcher a
 	// relist today, minutes at edge-10k.
 	Restarts int
+	// RSSLimit (SCALE_RSS_LIMIT, bytes, default 8 GiB) ends a wait for
+	// current views once gridview-apiserver's RSS passes it, so that the run
+	// does not take the machine down with it: a restart's relists reached
+	// 17.6 GB at edge-10k.
+	RSSLimit int64
 	// Encoding (SCALE_ENCODING) is what watchers read: protobuf, as
 	// gridview-wrapper does (default), or json.
 	Encoding string
@@ -55,7 +60,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if !known || name == "tiny" {
 		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
 	}
-	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2, RSSLimit: 8 << 30}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	for _, v := range []struct {
 		env string
@@ -65,6 +70,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		{"SEED", func(s string) (err error) { cfg.Seed, err = strconv.ParseUint(s, 10, 64); return err }},
 		{"SCALE_REPEATS", func(s string) (err error) { cfg.Repeats, err = strconv.Atoi(s); return err }},
 		{"SCALE_CURRENT_TIMEOUT", func(s string) (err error) { cfg.CurrentTimeout, err = time.ParseDuration(s); return err }},
+		{"SCALE_RSS_LIMIT", func(s string) (err error) { cfg.RSSLimit, err = strconv.ParseInt(s, 10, 64); return err }},
 		{"SCALE_RESTARTS", func(s string) (err error) { cfg.Restarts, err = strconv.Atoi(s); return err }},
 		{"SCALE_ENCODING", func(s string) error {
 			if s != EncodingProtobuf && s != EncodingJSON {

@@ -47,7 +47,9 @@ type Harness struct {
 	watchers []*Watcher
 	rng      *rand.Rand
 	logf     func(format string, args ...any)
-	R        *Results
+	// overLimit is set once gridview-apiserver's RSS passed Config.RSSLimit.
+	overLimit bool
+	R         *Results
 }
 
 // NewHarness prepares the clients: writes at full speed in protobuf, and
@@ -88,22 +90,15 @@ func (h *Harness) Run(ctx context.Context) error {
 	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator, reading %s",
 		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
 	h.logf("%s", r.Scenario)
-	if err := h.startWatchers(ctx); err != nil {
-		return err
+	for _, phase := range []func(context.Context) error{h.startWatchers, h.ingest, h.changes, h.resume, h.wrapper, h.restarts} {
+		if err := phase(ctx); err != nil {
+			return err
+		}
+		if h.overLimit {
+			return fmt.Errorf("gridview-apiserver's RSS passed SCALE_RSS_LIMIT (%s): the run stops here", mb(h.cfg.RSSLimit))
+		}
 	}
-	if err := h.ingest(ctx); err != nil {
-		return err
-	}
-	if err := h.changes(ctx); err != nil {
-		return err
-	}
-	if err := h.resume(ctx); err != nil {
-		return err
-	}
-	if err := h.wrapper(ctx); err != nil {
-		return err
-	}
-	return h.restarts(ctx)
+	return nil
 }
 
 // Stop stops the watchers.
@@ -264,6 +259,11 @@ func (h *Harness) waitCurrentAnd(ctx context.Context, totals map[int]uint64, sin
 			return took, 0
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		if st, err := h.proc(); err == nil && st.RSS > h.cfg.RSSLimit {
+			h.R.fail("gridview-apiserver's RSS reached %s %s, past SCALE_RSS_LIMIT: the wait was ended", mb(st.RSS), what)
+			h.overLimit = true
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
