@@ -96,10 +96,6 @@ func TestAWatcherResumesAfterAThousandChanges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		state := map[string]string{}
-		for _, item := range start.Items {
-			state[item.Name] = fmt.Sprint(item.Slice.Endpoints)
-		}
 		for i := range 1000 {
 			switch i % 3 {
 			case 0:
@@ -110,37 +106,15 @@ func TestAWatcherResumesAfterAThousandChanges(t *testing.T) {
 				s.SetNode(node(fmt.Sprintf("edge-%04d", i%20), fmt.Sprintf("u%d", i%3)))
 			}
 		}
-		w, err := s.Watch(t.Context(), watched, watchstream.WatchOptions{ResourceVersion: start.ResourceVersion})
-		if err != nil {
-			t.Fatalf("resuming after 1,000 changes: %v", err)
-		}
-		defer w.Stop()
-		for {
-			synctest.Wait()
-			var e watch.Event
-			select {
-			case e = <-w.ResultChan():
-			default:
-			}
-			if e.Object == nil {
-				break
-			}
-			obj := e.Object.(*topologyapi.NodeEndpoints)
-			if e.Type == watch.Deleted {
-				delete(state, obj.Name)
-			} else {
-				state[obj.Name] = fmt.Sprint(obj.Slice.Endpoints)
-			}
+		state := resume(t, s, watched, start)
+		if state == nil {
+			t.Fatal("resuming after 1,000 changes: 410")
 		}
 		fresh, err := s.List(watched, ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]string{}
-		for _, item := range fresh.Items {
-			want[item.Name] = fmt.Sprint(item.Slice.Endpoints)
-		}
-		if !maps.Equal(state, want) {
+		if want := stateOf(fresh); !maps.Equal(state, want) {
 			t.Errorf("after the replay edge-0002 has %v, a fresh list %v", state, want)
 		}
 	})
