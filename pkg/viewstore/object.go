@@ -39,12 +39,6 @@ func bookmark(_ watchstream.Filter, rv uint64, initialEventsEnd bool) runtime.Ob
 	return object
 }
 
-// object renders what a node sees of a slice. Slice views are shared: the
-// object shares their content and must not be modified.
-func (s *Store) object(node string, view *topology.SliceView, rv uint64) *topologyapi.NodeEndpoints {
-	return newObject(node, view, rv, s.created(node, view.Service))
-}
-
 // created is when a view came to be: when the later of its node and its
 // Service was created.
 func (s *Store) created(node string, svc types.NamespacedName) metav1.Time {
