@@ -42,7 +42,11 @@ func bookmark(_ watchstream.Filter, rv uint64, initialEventsEnd bool) runtime.Ob
 // created is when a view came to be: when the later of its node and its
 // Service was created.
 func (s *Store) created(node string, svc types.NamespacedName) metav1.Time {
-	return laterOf(s.services[svc].created, s.nodeCreated[node])
+	return createdOf(s.services, s.nodeCreated, node, svc)
+}
+
+func createdOf(services map[types.NamespacedName]serviceMeta, nodeCreated map[string]metav1.Time, node string, svc types.NamespacedName) metav1.Time {
+	return laterOf(services[svc].created, nodeCreated[node])
 }
 
 func laterOf(a, b metav1.Time) metav1.Time {

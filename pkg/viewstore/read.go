@@ -110,7 +110,7 @@ func (r reader) sliceViews(node string, svc types.NamespacedName) []*topology.Sl
 }
 
 func (r reader) object(node string, view *topology.SliceView) *topologyapi.NodeEndpoints {
-	created := laterOf(r.services[view.Service].created, r.nodeCreated[node])
+	created := createdOf(r.services, r.nodeCreated, node, view.Service)
 	rv := r.views.Stamp(node, view.Service)
 	if r.atRV != 0 {
 		rv = min(rv, r.atRV)
