@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -161,4 +162,19 @@ func metric(ctx context.Context, r *localcluster.GridviewReplica, name string) (
 		}
 	}
 	return 0, fmt.Errorf("%s serves no sample of %s", r.Name, name)
+}
+
+// informerAndList summarizes an informer's views and a list's by name, each
+// as its resourceVersion and content, for comparing them.
+func informerAndList(store cache.Store, list *topologyv1alpha1.NodeEndpointsList) (got, want map[string]string) {
+	want = map[string]string{}
+	for i := range list.Items {
+		want[list.Items[i].Name] = list.Items[i].ResourceVersion + " " + content(&list.Items[i])
+	}
+	got = map[string]string{}
+	for _, obj := range store.List() {
+		view := obj.(*topologyv1alpha1.NodeEndpoints)
+		got[view.Name] = view.ResourceVersion + " " + content(view)
+	}
+	return got, want
 }

@@ -143,15 +143,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				want := map[string]string{}
-				for i := range list.Items {
-					want[list.Items[i].Name] = list.Items[i].ResourceVersion + " " + content(&list.Items[i])
-				}
-				got := map[string]string{}
-				for _, obj := range informer.GetStore().List() {
-					view := obj.(*topologyv1alpha1.NodeEndpoints)
-					got[view.Name] = view.ResourceVersion + " " + content(view)
-				}
+				got, want := informerAndList(informer.GetStore(), list)
 				if !maps.Equal(got, want) {
 					return fmt.Errorf("informer %v\nlist %v", got, want)
 				}
