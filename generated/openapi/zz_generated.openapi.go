@@ -793,6 +793,13 @@ func schema_gridview_apis_topology_v1alpha1_TopologyInfo(ref common.ReferenceCal
 							Format:      "",
 						},
 					},
+					"rule": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Rule names where the topology that pruned the view came from, as the TOPOLOGY column shows it: Gridview (topology.gridview.io/keys on the Service), SuperEdge (topologyKeys), OpenYurt (openyurt.io/topologyKeys), Native(PreferSameNode), Native(PreferSameZone) or Native(PreferClose) (spec.trafficDistribution), Namespace (topology.gridview.io/keys on the Namespace), or Hints (service.kubernetes.io/topology-mode: Auto, whose hints the view keeps). It is empty for a Service that is not pruned.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"mode"},
 			},

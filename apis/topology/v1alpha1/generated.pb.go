@@ -463,6 +463,11 @@ func (m *TopologyInfo) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	i -= len(m.Rule)
+	copy(dAtA[i:], m.Rule)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.Rule)))
+	i--
+	dAtA[i] = 0x22
 	i -= len(m.MatchedKey)
 	copy(dAtA[i:], m.MatchedKey)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.MatchedKey)))
@@ -648,6 +653,8 @@ func (m *TopologyInfo) Size() (n int) {
 	}
 	l = len(m.MatchedKey)
 	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.Rule)
+	n += 1 + l + sovGenerated(uint64(l))
 	return n
 }
 
@@ -787,6 +794,7 @@ func (this *TopologyInfo) String() string {
 		`Mode:` + fmt.Sprintf("%v", this.Mode) + `,`,
 		`Keys:` + fmt.Sprintf("%v", this.Keys) + `,`,
 		`MatchedKey:` + fmt.Sprintf("%v", this.MatchedKey) + `,`,
+		`Rule:` + fmt.Sprintf("%v", this.Rule) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -2143,6 +2151,38 @@ func (m *TopologyInfo) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.MatchedKey = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 4:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Rule", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Rule = string(dAtA[iNdEx:postIndex])
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

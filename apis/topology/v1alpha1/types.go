@@ -157,6 +157,15 @@ type TopologyInfo struct {
 	// empty when nothing matched.
 	// +optional
 	MatchedKey string `json:"matchedKey,omitempty" protobuf:"bytes,3,opt,name=matchedKey"`
+	// Rule names where the topology that pruned the view came from, as the
+	// TOPOLOGY column shows it: Gridview (topology.gridview.io/keys on the
+	// Service), SuperEdge (topologyKeys), OpenYurt (openyurt.io/topologyKeys),
+	// Native(PreferSameNode), Native(PreferSameZone) or Native(PreferClose)
+	// (spec.trafficDistribution), Namespace (topology.gridview.io/keys on the
+	// Namespace), or Hints (service.kubernetes.io/topology-mode: Auto, whose
+	// hints the view keeps). It is empty for a Service that is not pruned.
+	// +optional
+	Rule string `json:"rule,omitempty" protobuf:"bytes,4,opt,name=rule"`
 }
 
 // NodeEndpointSlice is one source EndpointSlice pruned to a node's view.
