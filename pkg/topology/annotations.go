@@ -39,6 +39,9 @@ const (
 	// AnnotationGridviewKeys is gridview's: a comma-separated list of node
 	// label keys in order of preference; "*" means every endpoint.
 	AnnotationGridviewKeys = "topology.gridview.io/keys"
+	// AnnotationOpenYurtTopologyKeys is OpenYurt's: one value naming the
+	// node, the node pool or the zone, a hard filter.
+	AnnotationOpenYurtTopologyKeys = "openyurt.io/topologyKeys"
 )
 
 // Special keys of the ordered preference list.
@@ -125,6 +128,12 @@ func validateKeys(annotation string, keys []string, allowAny bool) error {
 			errs = append(errs, fmt.Errorf("%s: key %s: %s", annotation, quoteKey(key), msg))
 		}
 	}
+	return joinBounded(annotation, errs)
+}
+
+// joinBounded joins the first few errors of an annotation and counts the
+// others.
+func joinBounded(annotation string, errs []error) error {
 	if len(errs) > maxKeyErrors {
 		errs = append(errs[:maxKeyErrors], fmt.Errorf("%s: %d more errors", annotation, len(errs)-maxKeyErrors))
 	}
