@@ -32,6 +32,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=topology.gridview.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("KeyMinReady"):
+		return &topologyv1alpha1.KeyMinReadyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MinReady"):
+		return &topologyv1alpha1.MinReadyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceGrid"):
 		return &topologyv1alpha1.ServiceGridApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceGridSpec"):

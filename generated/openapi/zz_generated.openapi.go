@@ -36,6 +36,8 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
+		v1alpha1.KeyMinReady{}.OpenAPIModelName():                  schema_gridview_apis_topology_v1alpha1_KeyMinReady(ref),
+		v1alpha1.MinReady{}.OpenAPIModelName():                     schema_gridview_apis_topology_v1alpha1_MinReady(ref),
 		v1alpha1.NodeEndpointSlice{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_NodeEndpointSlice(ref),
 		v1alpha1.NodeEndpoints{}.OpenAPIModelName():                schema_gridview_apis_topology_v1alpha1_NodeEndpoints(ref),
 		v1alpha1.NodeEndpointsList{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_NodeEndpointsList(ref),
@@ -354,6 +356,79 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		runtime.Unknown{}.OpenAPIModelName():                       schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
 		intstr.IntOrString{}.OpenAPIModelName():                    schema_apimachinery_pkg_util_intstr_IntOrString(ref),
 		version.Info{}.OpenAPIModelName():                          schema_k8sio_apimachinery_pkg_version_Info(ref),
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_KeyMinReady(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KeyMinReady is the count of ready endpoints one tier needs.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"key": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Key is the node label key that names the tier.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"count": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Count is how many ready endpoints the tier needs, from 1 to 10000.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"key", "count"},
+			},
+		},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_MinReady(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MinReady is how many ready endpoints a tier needs before it is chosen. Tiers are named by their node label key; \"*\" needs none.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"default": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Default is the count of every tier PerKey does not name, from 1 to 10000. Unset, such a tier needs one ready endpoint.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"perKey": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"key",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "PerKey sets the count of single tiers, overriding Default. Each key must be one the grid routes by: today its gridUniqKey.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.KeyMinReady{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.KeyMinReady{}.OpenAPIModelName()},
 	}
 }
 
@@ -685,12 +760,18 @@ func schema_gridview_apis_topology_v1alpha1_ServiceGridSpec(ref common.Reference
 							Ref:         ref(v1.ServiceSpec{}.OpenAPIModelName()),
 						},
 					},
+					"minReady": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinReady gates the grid unit by its ready capacity: with fallback Any, a node routes inside its grid unit only while the unit holds at least this many ready endpoints, and to every endpoint of the Service otherwise. It is rendered into the Service's topology.gridview.io/min-ready annotation. Unset, one ready endpoint keeps traffic in the unit.",
+							Ref:         ref(v1alpha1.MinReady{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"gridUniqKey", "template"},
 			},
 		},
 		Dependencies: []string{
-			v1.ServiceSpec{}.OpenAPIModelName()},
+			v1alpha1.MinReady{}.OpenAPIModelName(), v1.ServiceSpec{}.OpenAPIModelName()},
 	}
 }
 

@@ -70,6 +70,37 @@ type ServiceGridSpec struct {
 	// Template is the spec of the owned Service. Fields the API server allocates
 	// (clusterIP, nodePorts) are kept on the Service when left empty here.
 	Template corev1.ServiceSpec `json:"template" protobuf:"bytes,3,opt,name=template"`
+	// MinReady gates the grid unit by its ready capacity: with fallback Any,
+	// a node routes inside its grid unit only while the unit holds at least
+	// this many ready endpoints, and to every endpoint of the Service
+	// otherwise. It is rendered into the Service's
+	// topology.gridview.io/min-ready annotation. Unset, one ready endpoint
+	// keeps traffic in the unit.
+	// +optional
+	MinReady *MinReady `json:"minReady,omitempty" protobuf:"bytes,4,opt,name=minReady"`
+}
+
+// MinReady is how many ready endpoints a tier needs before it is chosen.
+// Tiers are named by their node label key; "*" needs none.
+type MinReady struct {
+	// Default is the count of every tier PerKey does not name, from 1 to
+	// 10000. Unset, such a tier needs one ready endpoint.
+	// +optional
+	Default *int32 `json:"default,omitempty" protobuf:"varint,1,opt,name=default"`
+	// PerKey sets the count of single tiers, overriding Default. Each key must
+	// be one the grid routes by: today its gridUniqKey.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	PerKey []KeyMinReady `json:"perKey,omitempty" protobuf:"bytes,2,rep,name=perKey"`
+}
+
+// KeyMinReady is the count of ready endpoints one tier needs.
+type KeyMinReady struct {
+	// Key is the node label key that names the tier.
+	Key string `json:"key" protobuf:"bytes,1,opt,name=key"`
+	// Count is how many ready endpoints the tier needs, from 1 to 10000.
+	Count int32 `json:"count" protobuf:"varint,2,opt,name=count"`
 }
 
 // ServiceGridConditionReady is true when the owned Service matches the spec.

@@ -22,6 +22,16 @@ limitations under the License.
 package v1alpha1
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KeyMinReady) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.KeyMinReady"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MinReady) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.MinReady"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in NodeEndpointSlice) OpenAPIModelName() string {
 	return "io.gridview.topology.v1alpha1.NodeEndpointSlice"
 }

@@ -97,6 +97,7 @@ func validateServiceGridSpec(spec *topology.ServiceGridSpec, path *field.Path) f
 	if !supportedFallbacks.Has(string(spec.Fallback)) {
 		allErrs = append(allErrs, field.NotSupported(path.Child("fallback"), spec.Fallback, sets.List(supportedFallbacks)))
 	}
+	allErrs = append(allErrs, validateMinReady(spec, path.Child("minReady"))...)
 	return append(allErrs, validateTemplate(&spec.Template, path.Child("template"))...)
 }
 

@@ -28,12 +28,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
 	gridviewfake "github.com/gridview/gridview/generated/clientset/versioned/fake"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
 	"github.com/gridview/gridview/pkg/topology"
@@ -273,14 +275,8 @@ func TestDeletesAreConditional(t *testing.T) {
 	svc := service("echo-svc", ownedBy(grid))
 	svc.ResourceVersion = "7"
 	kube := kubefake.NewClientset(svc)
-	gridview := gridviewfake.NewSimpleClientset()
-	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
-	gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
-	c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), record.NewFakeRecorder(10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustAdd(t, kubeFactory.Core().V1().Services().Informer().GetIndexer(), svc)
+	c, services := newTestController(t, kube, gridviewfake.NewSimpleClientset())
+	mustAdd(t, services, svc)
 	c.serviceGridDeleted(grid)
 	if err := c.sync(ctx, cache.ObjectName{Namespace: "demo", Name: "echo"}); err != nil {
 		t.Fatalf("sync: %v", err)
@@ -353,13 +349,7 @@ func TestDeletionDoesNotWaitForTheServiceCache(t *testing.T) {
 				grids = append(grids, tc.grid)
 			}
 			kube := kubefake.NewClientset(service("echo-svc", ownedBy(grid)))
-			gridview := gridviewfake.NewSimpleClientset(grids...)
-			kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
-			gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
-			c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), record.NewFakeRecorder(10))
-			if err != nil {
-				t.Fatal(err)
-			}
+			c, _ := newTestController(t, kube, gridviewfake.NewSimpleClientset(grids...))
 			if tc.seenDeleted != nil {
 				c.serviceGridDeleted(tc.seenDeleted)
 			}
@@ -393,6 +383,20 @@ func expectControlledBy(sg *v1alpha1.ServiceGrid) func(*testing.T, *corev1.Servi
 			t.Errorf("Service %s metadata = %+v", svc.Name, svc.ObjectMeta)
 		}
 	}
+}
+
+// newTestController is a controller on fake clients whose informers are
+// never started, and the indexer of its Service informer: sync reads the
+// ServiceGrid and its Service live, and lists Services from the cache.
+func newTestController(t *testing.T, kube kubernetes.Interface, gridview versioned.Interface) (*Controller, cache.Indexer) {
+	t.Helper()
+	kubeFactory := kubeinformers.NewSharedInformerFactory(kube, 0)
+	gridFactory := topologyinformers.NewSharedInformerFactory(gridview, 0)
+	c, err := NewController(kube, gridview, gridFactory.Topology().V1alpha1().ServiceGrids(), kubeFactory.Core().V1().Services(), record.NewFakeRecorder(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, kubeFactory.Core().V1().Services().Informer().GetIndexer()
 }
 
 func mustAdd(t *testing.T, indexer cache.Indexer, obj interface{}) {

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	corev1apply "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1apply "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyvalidation "github.com/gridview/gridview/apis/topology/validation"
@@ -97,6 +98,11 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 	if sg.Spec.Fallback == v1alpha1.FallbackAny {
 		annotations[topology.AnnotationGridviewKeys] = sg.Spec.GridUniqKey + "," + topology.KeyAny
 	}
+	// Unset, a min-ready the user put on the ServiceGrid passes through as
+	// its other annotations do; set, spec.minReady is the one that counts.
+	if sg.Spec.MinReady != nil {
+		annotations[topology.AnnotationMinReady] = minReady(sg.Spec.MinReady).String()
+	}
 
 	return corev1apply.Service(ServiceName(sg.Name), sg.Namespace).
 		WithLabels(labels).
@@ -109,6 +115,19 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 			WithController(true).
 			WithBlockOwnerDeletion(true)).
 		WithSpec(spec), nil
+}
+
+// minReady is spec.minReady in the engine's terms, whose String is the
+// annotation's canonical form.
+func minReady(m *v1alpha1.MinReady) topology.MinReady {
+	out := topology.MinReady{Default: ptr.Deref(m.Default, 0)}
+	for _, entry := range m.PerKey {
+		if out.PerKey == nil {
+			out.PerKey = make(map[string]int32, len(m.PerKey))
+		}
+		out.PerKey[entry.Key] = entry.Count
+	}
+	return out
 }
 
 // serviceSpec converts the template into an apply configuration. Both share

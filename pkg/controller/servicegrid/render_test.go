@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
@@ -72,6 +73,52 @@ func TestDesiredService(t *testing.T) {
 			mutate:          func(sg *v1alpha1.ServiceGrid) { sg.Spec.Fallback = v1alpha1.FallbackAny },
 			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
 			wantAnnotations: map[string]string{"team": "edge", topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`, topology.AnnotationGridviewKeys: "superedge.io/nodeunit,*"},
+		},
+		{
+			name: "minReady with a default renders the one integer",
+			mutate: func(sg *v1alpha1.ServiceGrid) {
+				sg.Spec.Fallback = v1alpha1.FallbackAny
+				sg.Spec.MinReady = &v1alpha1.MinReady{Default: ptr.To[int32](2)}
+			},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: withMinReady("2"),
+		},
+		{
+			name: "minReady per key renders key=count",
+			mutate: func(sg *v1alpha1.ServiceGrid) {
+				sg.Spec.Fallback = v1alpha1.FallbackAny
+				sg.Spec.MinReady = &v1alpha1.MinReady{PerKey: []v1alpha1.KeyMinReady{{Key: "superedge.io/nodeunit", Count: 3}}}
+			},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: withMinReady("superedge.io/nodeunit=3"),
+		},
+		{
+			name: "minReady with both renders both",
+			mutate: func(sg *v1alpha1.ServiceGrid) {
+				sg.Spec.Fallback = v1alpha1.FallbackAny
+				sg.Spec.MinReady = &v1alpha1.MinReady{Default: ptr.To[int32](2), PerKey: []v1alpha1.KeyMinReady{{Key: "superedge.io/nodeunit", Count: 3}}}
+			},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: withMinReady("2,superedge.io/nodeunit=3"),
+		},
+		{
+			name: "minReady replaces a min-ready annotation of the ServiceGrid",
+			mutate: func(sg *v1alpha1.ServiceGrid) {
+				sg.Spec.Fallback = v1alpha1.FallbackAny
+				sg.Annotations[topology.AnnotationMinReady] = "9"
+				sg.Spec.MinReady = &v1alpha1.MinReady{Default: ptr.To[int32](2)}
+			},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: withMinReady("2"),
+		},
+		{
+			name: "a min-ready annotation of the ServiceGrid passes through while minReady is unset",
+			mutate: func(sg *v1alpha1.ServiceGrid) {
+				sg.Spec.Fallback = v1alpha1.FallbackAny
+				sg.Annotations[topology.AnnotationMinReady] = "9"
+			},
+			wantLabels:      map[string]string{"app": "echo", LabelGridSelector: "echo"},
+			wantAnnotations: withMinReady("9"),
 		},
 		{
 			name:            "the adoption admission recorded stays on the ServiceGrid",
@@ -159,6 +206,17 @@ func TestDesiredServiceSpec(t *testing.T) {
 		if unset.set {
 			t.Errorf("%s is rendered although the template leaves it unset: gridview would take it from the API server", unset.name)
 		}
+	}
+}
+
+// withMinReady is the annotations of echoGrid's Service with fallback Any
+// and the given min-ready.
+func withMinReady(value string) map[string]string {
+	return map[string]string{
+		"team":                          "edge",
+		topology.AnnotationTopologyKeys: `["superedge.io/nodeunit"]`,
+		topology.AnnotationGridviewKeys: "superedge.io/nodeunit,*",
+		topology.AnnotationMinReady:     value,
 	}
 }
 

@@ -39,6 +39,13 @@ type ServiceGridSpecApplyConfiguration struct {
 	// Template is the spec of the owned Service. Fields the API server allocates
 	// (clusterIP, nodePorts) are kept on the Service when left empty here.
 	Template *v1.ServiceSpecApplyConfiguration `json:"template,omitempty"`
+	// MinReady gates the grid unit by its ready capacity: with fallback Any,
+	// a node routes inside its grid unit only while the unit holds at least
+	// this many ready endpoints, and to every endpoint of the Service
+	// otherwise. It is rendered into the Service's
+	// topology.gridview.io/min-ready annotation. Unset, one ready endpoint
+	// keeps traffic in the unit.
+	MinReady *MinReadyApplyConfiguration `json:"minReady,omitempty"`
 }
 
 // ServiceGridSpecApplyConfiguration constructs a declarative configuration of the ServiceGridSpec type for use with
@@ -68,5 +75,13 @@ func (b *ServiceGridSpecApplyConfiguration) WithFallback(value topologyv1alpha1.
 // If called multiple times, the Template field is set to the value of the last call.
 func (b *ServiceGridSpecApplyConfiguration) WithTemplate(value *v1.ServiceSpecApplyConfiguration) *ServiceGridSpecApplyConfiguration {
 	b.Template = value
+	return b
+}
+
+// WithMinReady sets the MinReady field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MinReady field is set to the value of the last call.
+func (b *ServiceGridSpecApplyConfiguration) WithMinReady(value *MinReadyApplyConfiguration) *ServiceGridSpecApplyConfiguration {
+	b.MinReady = value
 	return b
 }
