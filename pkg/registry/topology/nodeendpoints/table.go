@@ -17,6 +17,7 @@ limitations under the License.
 package nodeendpoints
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"strconv"
@@ -37,7 +38,7 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 		table.NameColumn,
 		{Name: "Node", Type: "string", Description: "The node this view is for."},
 		{Name: "Service", Type: "string", Description: "The Service whose EndpointSlice this view is of."},
-		{Name: "Topology", Type: "string", Description: "The topology mode and the key whose tier was chosen."},
+		{Name: "Topology", Type: "string", Description: "The topology mode, the key whose tier was chosen and the rule the topology came from."},
 		{Name: "Endpoints", Type: "string", Description: "The ready endpoints the node routes to, as kubectl get endpoints shows them."},
 		table.AgeColumn,
 		{Name: "Not Ready", Type: "integer", Priority: 1, Description: "The endpoints of the view that are not ready, terminating ones among them: kube-proxy routes to them only when none is ready."},
@@ -48,15 +49,19 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 	},
 }
 
+// formatTopology shows the mode and the key whose tier was chosen, then the
+// rule the topology came from, so that a view pruned by a rule the Service
+// does not spell out (a Namespace default, trafficDistribution) says why.
 func formatTopology(t topology.TopologyInfo) string {
 	if t.Mode == "" || t.Mode == topology.TopologyModeNone {
-		return string(topology.TopologyModeNone)
+		// An unpruned view names its rule only when it has one: Hints.
+		return cmp.Or(t.Rule, string(topology.TopologyModeNone))
 	}
-	matched := t.MatchedKey
-	if matched == "" {
-		matched = "<none>"
+	out := fmt.Sprintf("%s(%s)", t.Mode, cmp.Or(t.MatchedKey, "<none>"))
+	if t.Rule != "" {
+		out += " " + t.Rule
 	}
-	return fmt.Sprintf("%s(%s)", t.Mode, matched)
+	return out
 }
 
 // formatEndpoints prints the ready endpoints the way "kubectl get endpoints"

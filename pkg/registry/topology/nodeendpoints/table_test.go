@@ -38,6 +38,12 @@ func TestFormatTopology(t *testing.T) {
 		{name: "any-match", in: topology.TopologyInfo{Mode: topology.TopologyModeAnyMatch, MatchedKey: "superedge.io/nodeunit"}, want: "AnyMatch(superedge.io/nodeunit)"},
 		{name: "ordered fell back to every endpoint", in: topology.TopologyInfo{Mode: topology.TopologyModeOrdered, MatchedKey: "*"}, want: "Ordered(*)"},
 		{name: "nothing matched", in: topology.TopologyInfo{Mode: topology.TopologyModeAnyMatch}, want: "AnyMatch(<none>)"},
+		{name: "gridview keys", in: topology.TopologyInfo{Mode: topology.TopologyModeOrdered, MatchedKey: "superedge.io/nodeunit", Rule: "Gridview"},
+			want: "Ordered(superedge.io/nodeunit) Gridview"},
+		{name: "trafficDistribution", in: topology.TopologyInfo{Mode: topology.TopologyModeOrdered, MatchedKey: "topology.kubernetes.io/zone", Rule: "Native(PreferSameZone)"},
+			want: "Ordered(topology.kubernetes.io/zone) Native(PreferSameZone)"},
+		{name: "OpenYurt matched nothing", in: topology.TopologyInfo{Mode: topology.TopologyModeAnyMatch, Rule: "OpenYurt"}, want: "AnyMatch(<none>) OpenYurt"},
+		{name: "hints kept for kube-proxy", in: topology.TopologyInfo{Mode: topology.TopologyModeNone, Rule: "Hints"}, want: "Hints"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
