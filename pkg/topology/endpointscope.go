@@ -89,11 +89,13 @@ func changedEndpoints(old, new []discoveryv1.Endpoint) []discoveryv1.Endpoint {
 
 // endpointScope returns the nodes whose view of a Service can change when the
 // endpoints touched, all of one address family, appear, go or change; nil
-// means every node, and stands for any set of more than half of them. A node sees an endpoint in a key's tier when they share
-// the key's value. A node of an ordered Service that has no ready tier of
-// that family but "*" may also see any endpoint; the other nodes keep every
-// tier but "*", so they keep their choice. The other families' choices do not
-// depend on these endpoints.
+// means every node, and stands for any set of more than half of them. A node
+// sees an endpoint in a key's tier when they share the key's value, and only
+// the counts of those tiers change. A node of an ordered Service that has no
+// tier of that family but "*" with the ready endpoints min-ready asks may
+// also see any endpoint; the other nodes keep the counts of every tier but
+// "*", so they keep their choice. The other families' choices do not depend
+// on these endpoints.
 func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.AddressType, touched []discoveryv1.Endpoint) sets.Set[string] {
 	p, ok := e.services[svc]
 	if !ok {
@@ -151,10 +153,10 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 }
 
 // fallingThrough returns the nodes for which no tier of an ordered Service
-// but "*" holds a ready endpoint in counts, those of one address family: they
-// may choose "*" and see any endpoint of it. It visits only the nodes in the
-// groups without a ready endpoint of the key where those are fewest; all
-// nodes when no key has every node in a group.
+// but "*" holds the ready endpoints min-ready asks of it in counts, those of
+// one address family: they may choose "*" and see any endpoint of it. It
+// visits only the nodes in the groups short of ready endpoints of the key
+// where those are fewest; all nodes when no key has every node in a group.
 func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 	var candidates []sets.Set[string]
 	fewest := -1
@@ -165,7 +167,7 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 		var groups []sets.Set[string]
 		n := 0
 		for value, nodes := range e.byLabel.groups[key] {
-			if counts.count(k, tier{value: value, in: true}).ready == 0 {
+			if counts.count(k, tier{value: value, in: true}).ready < p.mins[k] {
 				groups = append(groups, nodes)
 				n += nodes.Len()
 			}
@@ -179,14 +181,14 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 	if g := e.grouping(p); g != nil {
 		// Nodes of a group share their tiers.
 		for _, group := range g.groups {
-			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); !counts.hasReadyTier(p, viewer) {
+			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); !counts.hasQualifyingTier(p, viewer) {
 				out.Insert(group...)
 			}
 		}
 		return out
 	}
 	visit := func(node string) {
-		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasReadyTier(p, viewer) {
+		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasQualifyingTier(p, viewer) {
 			out.Insert(node)
 		}
 	}

@@ -57,6 +57,11 @@ type SliceChange struct {
 type Engine struct {
 	nodes    map[string]map[string]string
 	services map[types.NamespacedName]policy
+	// namespaces holds the Namespaces' default rules, of those that set one;
+	// inheriting, per Namespace, the Services that carry no rule of their
+	// own.
+	namespaces map[string]policy
+	inheriting map[string]sets.Set[types.NamespacedName]
 	// slices of each Service by slice name, kept even before their Service
 	// is known.
 	slices       map[types.NamespacedName]map[string]*endpointSlice
@@ -93,6 +98,8 @@ func NewEngine() *Engine {
 	return &Engine{
 		nodes:        map[string]map[string]string{},
 		services:     map[types.NamespacedName]policy{},
+		namespaces:   map[string]policy{},
+		inheriting:   map[string]sets.Set[types.NamespacedName]{},
 		slices:       map[types.NamespacedName]map[string]*endpointSlice{},
 		sliceService: map[types.NamespacedName]types.NamespacedName{},
 		nodeServices: map[string]sets.Set[types.NamespacedName]{},
@@ -165,7 +172,7 @@ func (e *Engine) Stamp(node string, svc types.NamespacedName) uint64 {
 	return stampOf(e.nodeStamps, e.views, node, svc)
 }
 
-// Malformed returns why a Service's topology annotation could not be parsed.
+// Malformed returns why a Service's topology annotations could not be parsed.
 func (e *Engine) Malformed(svc types.NamespacedName) error {
 	return e.services[svc].malformed
 }

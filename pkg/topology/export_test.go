@@ -39,6 +39,7 @@ func CheckIndexes(e, fresh *Engine) error {
 		"tierServices": {e.tierServices, fresh.tierServices},
 		"nodeServices": {e.nodeServices, fresh.nodeServices},
 		"serviceNodes": {e.serviceNodes, fresh.serviceNodes},
+		"inheriting":   {e.inheriting, fresh.inheriting},
 	} {
 		if !reflect.DeepEqual(pair[0], pair[1]) {
 			return fmt.Errorf("%s\n got %+v\nwant %+v", name, pair[0], pair[1])

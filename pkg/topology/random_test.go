@@ -38,8 +38,8 @@ import (
 
 var (
 	randomNodes      = []string{"edge-1", "edge-2", "edge-3", "edge-4", "edge-5", "edge-6"}
-	randomLabelKeys  = []string{"unit", "zone", topology.KeyHostname}
-	randomValues     = []string{"a", "b", "c"}
+	randomLabelKeys  = []string{"unit", "zone", topology.KeyHostname, topology.KeyZone, topology.KeyNodePool}
+	randomValues     = []string{"a", "b", "c", ""}
 	randomServices   = []types.NamespacedName{{Namespace: "demo", Name: "s1"}, {Namespace: "demo", Name: "s2"}, {Namespace: "demo", Name: "s3"}, {Namespace: "other", Name: "s1"}}
 	randomSliceNames = []string{"x", "y", "z"}
 )
@@ -96,7 +96,7 @@ func compareViewKeys(a, b topology.ViewKey) int {
 
 func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle) (string, []topology.SliceChange) {
 	pick := func(n int) int { return rng.IntN(n) }
-	switch pick(6) {
+	switch pick(7) {
 	case 0:
 		name := randomNodes[pick(len(randomNodes))]
 		labels := map[string]string{}
@@ -113,7 +113,7 @@ func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.O
 		return "delete node " + name, engine.DeleteNode(name)
 	case 2:
 		key := randomServices[pick(len(randomServices))]
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(rng)}}
+		svc := randomService(rng, key)
 		if pick(3) == 0 {
 			svc.Labels = map[string]string{"app": randomValues[pick(len(randomValues))]}
 		}
@@ -121,7 +121,7 @@ func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.O
 			svc.Spec.Type = corev1.ServiceTypeExternalName
 		}
 		model.Services[key] = svc
-		return fmt.Sprintf("set service %s %v %v %s", key, svc.Labels, svc.Annotations, svc.Spec.Type), engine.SetService(svc)
+		return fmt.Sprintf("set service %s %v %v %s %v", key, svc.Labels, svc.Annotations, svc.Spec.Type, ptr.Deref(svc.Spec.TrafficDistribution, "")), engine.SetService(svc)
 	case 3:
 		key := randomServices[pick(len(randomServices))]
 		delete(model.Services, key)
@@ -130,11 +130,13 @@ func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.O
 		slice := randomSlice(rng)
 		model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 		return fmt.Sprintf("set slice %s/%s of %q", slice.Namespace, slice.Name, slice.Labels[discoveryv1.LabelServiceName]), engine.SetEndpointSlice(slice)
-	default:
+	case 5:
 		svc := randomServices[pick(len(randomServices))]
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name + "-" + randomSliceNames[pick(len(randomSliceNames))]}
 		delete(model.Slices, key)
 		return "delete slice " + key.String(), engine.DeleteEndpointSlice(key)
+	default:
+		return randomNamespace(rng, engine, model, randomServices[pick(len(randomServices))].Namespace)
 	}
 }
 

@@ -73,6 +73,9 @@ func checkIndexes(t *testing.T, context string, e *topology.Engine, model *topol
 		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 	}
 	fresh := topology.NewEngine()
+	for name, annotations := range model.Namespaces {
+		fresh.SetNamespace(name, annotations)
+	}
 	fresh.Load(nodes, slices.Collect(maps.Values(model.Services)), slices.Collect(maps.Values(model.Slices)))
 	if err := topology.CheckIndexes(e, fresh); err != nil {
 		t.Fatalf("%s: %v", context, err)
@@ -106,6 +109,13 @@ func (sc *scaled) labels() map[string]string {
 	if sc.pick(4) == 0 {
 		labels[topology.KeyHostname] = fmt.Sprintf("h%d", sc.pick(3))
 	}
+	// Zones and pools, empty ones among them.
+	if sc.pick(10) > 0 {
+		labels[topology.KeyZone] = fmt.Sprintf("z%d", sc.pick(3))[:sc.pick(2)*2]
+	}
+	if sc.pick(3) > 0 {
+		labels[topology.KeyNodePool] = fmt.Sprintf("p%d", sc.pick(6))[:sc.pick(6)/5*2]
+	}
 	return labels
 }
 
@@ -134,7 +144,7 @@ func (sc *scaled) change() (string, []topology.SliceChange) {
 			labels[key] = value
 		}
 		fresh := sc.labels()
-		key := []string{"unit", "zone", topology.KeyHostname}[sc.pick(3)]
+		key := oneOf(sc.rng, "unit", "zone", topology.KeyHostname, topology.KeyZone, topology.KeyNodePool)
 		if value, ok := fresh[key]; ok {
 			labels[key] = value
 		} else {
@@ -148,12 +158,12 @@ func (sc *scaled) change() (string, []topology.SliceChange) {
 		return "delete node " + name, sc.engine.DeleteNode(name)
 	case n < 7:
 		key := sc.service()
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Annotations: randomAnnotations(sc.rng)}}
+		svc := randomService(sc.rng, key)
 		if sc.pick(8) == 0 {
 			svc.Annotations = map[string]string{topology.AnnotationGridviewKeys: "zone,kubernetes.io/hostname,*"}
 		}
 		sc.model.Services[key] = svc
-		return fmt.Sprintf("set service %s %v", key, svc.Annotations), sc.engine.SetService(svc)
+		return fmt.Sprintf("set service %s %v %v", key, svc.Annotations, ptr.Deref(svc.Spec.TrafficDistribution, "")), sc.engine.SetService(svc)
 	case n < 8:
 		key := sc.service()
 		delete(sc.model.Services, key)
@@ -169,6 +179,8 @@ func (sc *scaled) change() (string, []topology.SliceChange) {
 		}
 		sc.model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
 		return "set slice " + slice.Name, sc.engine.SetEndpointSlice(slice)
+	case n < 11 && sc.pick(4) == 0:
+		return randomNamespace(sc.rng, sc.engine, sc.model, "demo")
 	case n < 11:
 		key := sc.service()
 		name := types.NamespacedName{Namespace: key.Namespace, Name: fmt.Sprintf("%s-%d", key.Name, sc.pick(3))}

@@ -55,8 +55,18 @@ func (e *Engine) setService(svc *corev1.Service) {
 		e.deleteService(key)
 		return
 	}
-	p := parsePolicy(svc.Annotations)
+	p, own := ownPolicy(svc)
+	p = withMinReady(p, svc.Annotations)
 	p.labels = maps.Clone(svc.Labels)
+	if !own {
+		p = inherit(e.namespaceDefault(svc.Namespace), p)
+	}
+	e.trackInherited(key, p.inherited)
+	e.usePolicy(key, gate(p))
+}
+
+// usePolicy prunes a Service by a policy.
+func (e *Engine) usePolicy(key types.NamespacedName, p policy) {
 	// Read the new keys before forgetting the old ones, so that a key both
 	// read stays indexed.
 	old := e.services[key]
@@ -76,6 +86,7 @@ func (e *Engine) setService(svc *corev1.Service) {
 }
 
 func (e *Engine) deleteService(key types.NamespacedName) {
+	e.trackInherited(key, false)
 	for _, label := range labelKeys(e.services[key]) {
 		e.forgetKey(label, key)
 	}
@@ -101,23 +112,19 @@ func (e *Engine) forgetKey(label string, svc types.NamespacedName) {
 	}
 }
 
-// parsePolicy reads a Service's topology annotations; the gridview key wins.
-func parsePolicy(annotations map[string]string) policy {
-	if value, ok := annotations[AnnotationGridviewKeys]; ok {
-		keys, err := ParseGridviewKeys(value)
-		if err != nil {
-			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
+// gate sets the ready endpoints each key's tier needs to be chosen. An
+// OpenYurt Service's one tier is a hard filter, with nothing to fall back to.
+// An any-match Service never lists "*", so it keeps its matched endpoints
+// whatever their number, as issue 13 says of one without "*".
+func gate(p policy) policy {
+	p.mins = make([]int, len(p.keys))
+	for k, key := range p.keys {
+		p.mins[k] = 1
+		if p.rule != RuleOpenYurt {
+			p.mins[k] = p.minReady.For(key)
 		}
-		return policy{mode: topologyapi.TopologyModeOrdered, keys: keys}
 	}
-	if value, ok := annotations[AnnotationTopologyKeys]; ok {
-		keys, err := ParseTopologyKeys(value)
-		if err != nil {
-			return policy{mode: topologyapi.TopologyModeNone, malformed: err}
-		}
-		return policy{mode: topologyapi.TopologyModeAnyMatch, keys: keys}
-	}
-	return policy{mode: topologyapi.TopologyModeNone}
+	return p
 }
 
 // appendSignature appends what a node's view of a Service depends on besides
@@ -128,7 +135,7 @@ func appendSignature(b []byte, p policy, st *serviceTiers, viewer []tier) []byte
 	switch p.mode {
 	case topologyapi.TopologyModeOrdered:
 		for _, family := range st.families {
-			if k := st.counts[family].chosenTier(viewer); k >= 0 {
+			if k := st.counts[family].chosenTier(viewer, p.mins); k >= 0 {
 				b = append(b, family...)
 				b = append(b, 0)
 				b = append(b, p.keys[k]...)

@@ -42,7 +42,8 @@ func (t tier) meets(viewer tier) bool {
 // tiersOf returns a node's tier of each key of a policy, in dst's array when
 // it is large enough: its label's value; the node itself for a same-node
 // key; one tier for "*". An unknown node is in no tier but "*"; a node
-// without a label, in none of that key.
+// without a label, in none of that key, nor one with an empty value under a
+// policy that reads none as Kubernetes and OpenYurt do.
 func tiersOf(dst []tier, p policy, node string, labels map[string]string, known bool) []tier {
 	out := slices.Grow(dst[:0], len(p.keys))[:len(p.keys)]
 	clear(out)
@@ -55,6 +56,7 @@ func tiersOf(dst []tier, p policy, node string, labels map[string]string, known 
 			out[k] = tier{value: node, in: true}
 		default:
 			out[k].value, out[k].in = labels[key]
+			out[k].in = out[k].in && (out[k].value != "" || !p.emptyIsNone)
 		}
 	}
 	return out
@@ -99,20 +101,27 @@ func (c tierCounts) firstTier(viewer []tier, n func(tierCount) int) int {
 }
 
 // chosenTier returns the index of the key of an ordered Service whose tier a
-// node sees: the first with a ready endpoint; else the first that is not
-// empty, so that kube-proxy can still fall back to serving or terminating
-// endpoints; -1 for none.
-func (c tierCounts) chosenTier(viewer []tier) int {
+// node sees: the first that holds the ready endpoints mins asks of it; else
+// the first with a ready endpoint; else the first that is not empty, so that
+// kube-proxy can still fall back to serving or terminating endpoints; -1 for
+// none.
+func (c tierCounts) chosenTier(viewer []tier, mins []int) int {
+	for k, t := range viewer {
+		if c.count(k, t).ready >= mins[k] {
+			return k
+		}
+	}
 	if k := c.firstTier(viewer, readyEndpoints); k >= 0 {
 		return k
 	}
 	return c.firstTier(viewer, allEndpoints)
 }
 
-// hasReadyTier tells whether a tier of a node but "*" holds a ready endpoint.
-func (c tierCounts) hasReadyTier(p policy, viewer []tier) bool {
+// hasQualifyingTier tells whether a tier of a node but "*" holds the ready
+// endpoints min-ready asks of it: the node then never chooses "*".
+func (c tierCounts) hasQualifyingTier(p policy, viewer []tier) bool {
 	for k, t := range viewer {
-		if p.keys[k] != KeyAny && c.count(k, t).ready > 0 {
+		if p.keys[k] != KeyAny && c.count(k, t).ready >= p.mins[k] {
 			return true
 		}
 	}
@@ -164,7 +173,7 @@ func (st *serviceTiers) chosenTiers(viewer []tier) (map[discoveryv1.AddressType]
 	byFamily := make(map[discoveryv1.AddressType]int, len(st.families))
 	widest := -1
 	for _, family := range st.families {
-		k := st.counts[family].chosenTier(viewer)
+		k := st.counts[family].chosenTier(viewer, st.policy.mins)
 		byFamily[family] = k
 		widest = max(widest, k)
 	}

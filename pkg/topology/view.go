@@ -61,8 +61,19 @@ type policy struct {
 	labels map[string]string
 	mode   topologyapi.TopologyMode
 	keys   []string
-	// malformed holds why the annotation could not be parsed: the Service is
-	// then not pruned.
+	// rule names where mode and keys came from.
+	rule string
+	// minReady is the Service's min-ready; mins holds, per key, the ready
+	// endpoints its tier needs to be chosen in ordered mode.
+	minReady MinReady
+	mins     []int
+	// emptyIsNone says that a node whose label is empty is in no tier of it.
+	emptyIsNone bool
+	// inherited is set when the Service carries no rule of its own and
+	// follows its Namespace's default.
+	inherited bool
+	// malformed holds why the Service's annotations could not be parsed: a
+	// malformed rule leaves it unpruned, a malformed min-ready is ignored.
 	malformed error
 }
 
@@ -78,7 +89,7 @@ type endpointSlice struct {
 // computeView prunes the slices of a Service (sorted by name) for a node in
 // the viewer tiers.
 func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []tier) *View {
-	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys}}
+	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys, Rule: p.rule}}
 	switch p.mode {
 	case topologyapi.TopologyModeAnyMatch:
 		if k := st.firstHeld(viewer); k >= 0 {

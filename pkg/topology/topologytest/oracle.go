@@ -30,23 +30,27 @@ import (
 	"github.com/gridview/gridview/pkg/topology"
 )
 
-// Oracle is a deliberately simple model of the semantics in DESIGN.md, a
-// reference for tests of topology.Engine: it keeps the raw objects and
-// recomputes every view from scratch, sharing no code with the engine but
-// the annotation parsers. It is slow by design; do not use it outside tests.
+// Oracle is a deliberately simple model of the semantics in DESIGN.md and
+// issue 13, a reference for tests of topology.Engine: it keeps the raw
+// objects and recomputes every view from scratch, sharing no code with the
+// engine but the annotation parsers. It is slow by design; do not use it
+// outside tests.
 type Oracle struct {
 	// Nodes maps a node's name to its labels.
 	Nodes    map[string]map[string]string
 	Services map[types.NamespacedName]*corev1.Service
 	Slices   map[types.NamespacedName]*discoveryv1.EndpointSlice
+	// Namespaces maps a Namespace's name to its annotations.
+	Namespaces map[string]map[string]string
 }
 
 // NewOracle returns an empty Oracle.
 func NewOracle() *Oracle {
 	return &Oracle{
-		Nodes:    map[string]map[string]string{},
-		Services: map[types.NamespacedName]*corev1.Service{},
-		Slices:   map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+		Nodes:      map[string]map[string]string{},
+		Services:   map[types.NamespacedName]*corev1.Service{},
+		Slices:     map[types.NamespacedName]*discoveryv1.EndpointSlice{},
+		Namespaces: map[string]map[string]string{},
 	}
 }
 
@@ -67,16 +71,8 @@ func (o *Oracle) AllViews() map[topology.ViewKey]*topology.View {
 
 // View computes node's view of svc.
 func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
-	mode, keys := topologyapi.TopologyModeNone, []string(nil)
-	if value, ok := svc.Annotations[topology.AnnotationGridviewKeys]; ok {
-		if parsed, err := topology.ParseGridviewKeys(value); err == nil {
-			mode, keys = topologyapi.TopologyModeOrdered, parsed
-		}
-	} else if value, ok := svc.Annotations[topology.AnnotationTopologyKeys]; ok {
-		if parsed, err := topology.ParseTopologyKeys(value); err == nil {
-			mode, keys = topologyapi.TopologyModeAnyMatch, parsed
-		}
-	}
+	r := o.ruleOf(svc)
+	mode, keys := r.mode, r.keys
 
 	var source []*discoveryv1.EndpointSlice
 	for _, slice := range o.Slices {
@@ -93,7 +89,7 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 		theirs, known := o.Nodes[*ep.NodeName]
 		mine, hasMine := o.Nodes[node][key]
 		theirValue, hasTheirs := theirs[key]
-		return known && hasMine && hasTheirs && mine == theirValue
+		return known && hasMine && hasTheirs && mine == theirValue && (mine != "" || !r.emptyIsNone)
 	}
 	inTier := func(key string, ep discoveryv1.Endpoint) bool {
 		switch key {
@@ -106,18 +102,22 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 		return sameValue(key, ep)
 	}
 	isReady := func(ep discoveryv1.Endpoint) bool { return ep.Conditions.Ready == nil || *ep.Conditions.Ready }
-	tierHas := func(key string, family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) bool {
+	tierHolds := func(key string, family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) int {
+		n := 0
 		for _, slice := range source {
 			if family != "" && slice.AddressType != family {
 				continue
 			}
 			for _, ep := range slice.Endpoints {
 				if inTier(key, ep) && want(ep) {
-					return true
+					n++
 				}
 			}
 		}
-		return false
+		return n
+	}
+	tierHas := func(key string, family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) bool {
+		return tierHolds(key, family, want) > 0
 	}
 	anyEndpoint := func(discoveryv1.Endpoint) bool { return true }
 	firstKey := func(family discoveryv1.AddressType, want func(discoveryv1.Endpoint) bool) int {
@@ -126,8 +126,22 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 
 	keep := func(discoveryv1.Endpoint, discoveryv1.AddressType) bool { return true }
 	matched := ""
-	switch mode {
-	case topologyapi.TopologyModeAnyMatch:
+	switch {
+	case r.openYurt != "":
+		// A hard filter, as yurthub's: the node itself, or its pool, or
+		// itself when it is in no pool, or its zone.
+		filter := r.keys[0]
+		if mine := o.Nodes[node][poolLabel]; filter == poolLabel && mine == "" {
+			filter = "kubernetes.io/hostname"
+		}
+		keep = func(ep discoveryv1.Endpoint, _ discoveryv1.AddressType) bool { return inTier(filter, ep) }
+		if tierHas(filter, "", anyEndpoint) {
+			matched = filter
+		}
+	case mode == topologyapi.TopologyModeAnyMatch:
+		// min-ready sends a node short of ready matched endpoints to the "*"
+		// set only when the Service lists "*", which topologyKeys never does:
+		// it keeps its matched endpoints.
 		keep = func(ep discoveryv1.Endpoint, _ discoveryv1.AddressType) bool {
 			for _, key := range keys {
 				if sameValue(key, ep) {
@@ -142,9 +156,10 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 				break
 			}
 		}
-	case topologyapi.TopologyModeOrdered:
-		// Each address family chooses its own tier; matchedKey shows the
-		// widest choice.
+	case mode == topologyapi.TopologyModeOrdered:
+		// Each address family chooses its own tier: the first with the ready
+		// endpoints min-ready asks, else the first with one, else the first
+		// with any; matchedKey shows the widest choice.
 		chosen := map[discoveryv1.AddressType]int{}
 		widest := -1
 		for _, slice := range source {
@@ -152,7 +167,10 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 			if _, done := chosen[family]; done {
 				continue
 			}
-			k := firstKey(family, isReady)
+			k := slices.IndexFunc(keys, func(key string) bool { return tierHolds(key, family, isReady) >= r.minimum(key) })
+			if k < 0 {
+				k = firstKey(family, isReady)
+			}
 			if k < 0 {
 				k = firstKey(family, anyEndpoint)
 			}
@@ -167,7 +185,7 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 		}
 	}
 
-	view := &topology.View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched}}
+	view := &topology.View{Labels: svc.Labels, Topology: topologyapi.TopologyInfo{Mode: mode, Keys: keys, MatchedKey: matched, Rule: r.name}}
 	for _, slice := range source {
 		out := topologyapi.NodeEndpointSlice{Name: slice.Name, Labels: slice.Labels, AddressType: slice.AddressType, Ports: slice.Ports}
 		for _, ep := range slice.Endpoints {
