@@ -34,7 +34,8 @@ import (
 const viewsComponentName = "gridview-apiserver"
 
 // nodeViews builds the store NodeEndpoints are served from, fed by the
-// cluster's shared informers on Nodes, Services and EndpointSlices. Every
+// cluster's shared informers on Nodes, Services, EndpointSlices and
+// Namespaces (their default topology rules). Every
 // replica computes its own views: nothing about them is stored.
 func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
 	viewstore.RegisterMetrics()
@@ -43,7 +44,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(kubescheme.Scheme, corev1.EventSource{Component: viewsComponentName})
 	feed, err := viewstore.NewFeed(store, informers.Core().V1().Nodes(), informers.Core().V1().Services(),
-		informers.Discovery().V1().EndpointSlices(), recorder)
+		informers.Discovery().V1().EndpointSlices(), informers.Core().V1().Namespaces(), recorder)
 	if err != nil {
 		return nil, nil, err
 	}

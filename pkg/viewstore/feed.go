@@ -19,12 +19,14 @@ package viewstore
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
@@ -34,6 +36,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // kind is the kind of an input object.
@@ -43,43 +47,52 @@ const (
 	nodeKind kind = iota
 	serviceKind
 	sliceKind
+	namespaceKind
 )
 
-// inputKey names a Node, Service or EndpointSlice that may have changed.
+// inputKey names a Node, Service, EndpointSlice or Namespace that may have
+// changed.
 type inputKey struct {
 	kind kind
 	types.NamespacedName
 }
 
-// Feed keeps a store current with the cluster's Nodes, Services and
-// EndpointSlices. Informer events only queue the key of what changed; one
-// worker applies the lister's current state, so the store sees the latest
-// state of every object, in any order, exactly as a controller would.
+// Feed keeps a store current with the cluster's Nodes, Services,
+// EndpointSlices and Namespaces. Informer events only queue the key of what
+// changed; one worker applies the lister's current state, so the store sees
+// the latest state of every object, in any order, exactly as a controller
+// would.
 type Feed struct {
-	store    *Store
-	recorder record.EventRecorder
-	nodes    corelisters.NodeLister
-	services corelisters.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
-	synced   []cache.InformerSynced
-	queue    workqueue.TypedInterface[inputKey]
+	store      *Store
+	recorder   record.EventRecorder
+	nodes      corelisters.NodeLister
+	services   corelisters.ServiceLister
+	slices     discoverylisters.EndpointSliceLister
+	namespaces corelisters.NamespaceLister
+	synced     []cache.InformerSynced
+	queue      workqueue.TypedInterface[inputKey]
 	// applied holds the resourceVersion of every object as the store has it,
 	// so that resyncs and the initial events after Load cost nothing.
 	applied map[inputKey]string
+	// chosen holds, for each Service with several topology rules, the rules
+	// its last Event named, so that it is reported once per change.
+	chosen map[types.NamespacedName]string
 }
 
 // NewFeed registers the feed's handlers on the informers; recorder reports
-// malformed topology annotations on their Service.
+// malformed topology annotations on their Service or Namespace, and the rule
+// chosen for a Service that carries several.
 func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinformers.ServiceInformer,
-	slices discoveryinformers.EndpointSliceInformer, recorder record.EventRecorder) (*Feed, error) {
+	slices discoveryinformers.EndpointSliceInformer, namespaces coreinformers.NamespaceInformer, recorder record.EventRecorder) (*Feed, error) {
 	f := &Feed{
 		store: store, recorder: recorder,
-		nodes: nodes.Lister(), services: services.Lister(), slices: slices.Lister(),
+		nodes: nodes.Lister(), services: services.Lister(), slices: slices.Lister(), namespaces: namespaces.Lister(),
 		queue:   workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[inputKey]{Name: "nodeendpoints-inputs"}),
 		applied: map[inputKey]string{},
+		chosen:  map[types.NamespacedName]string{},
 	}
 	for kind, informer := range map[kind]cache.SharedIndexInformer{
-		nodeKind: nodes.Informer(), serviceKind: services.Informer(), sliceKind: slices.Informer(),
+		nodeKind: nodes.Informer(), serviceKind: services.Informer(), sliceKind: slices.Informer(), namespaceKind: namespaces.Informer(),
 	} {
 		enqueue := func(obj any) {
 			key, err := cache.DeletionHandlingObjectToName(obj)
@@ -138,6 +151,18 @@ func (f *Feed) load() error {
 	if err != nil {
 		return fmt.Errorf("listing endpointslices: %w", err)
 	}
+	namespaces, err := f.namespaces.List(labels.Everything())
+	if err != nil {
+		return fmt.Errorf("listing namespaces: %w", err)
+	}
+	// The Namespaces' defaults first, so that their Services are pruned by
+	// them from the start.
+	for _, ns := range namespaces {
+		if malformed := f.store.loadNamespace(ns); malformed != "" {
+			f.reportMalformed(ns, malformed)
+		}
+		f.applied[inputKey{kind: namespaceKind, NamespacedName: types.NamespacedName{Name: ns.Name}}] = ns.ResourceVersion
+	}
 	f.store.Load(nodes, services, slices)
 	for _, node := range nodes {
 		f.applied[inputKey{kind: nodeKind, NamespacedName: types.NamespacedName{Name: node.Name}}] = node.ResourceVersion
@@ -147,11 +172,12 @@ func (f *Feed) load() error {
 		if malformed := f.store.malformed(svc); malformed != "" {
 			f.reportMalformed(svc, malformed)
 		}
+		f.reportRules(svc)
 	}
 	for _, slice := range slices {
 		f.applied[inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}}] = slice.ResourceVersion
 	}
-	klog.InfoS("Loaded the node views", "nodes", len(nodes), "services", len(services), "endpointSlices", len(slices))
+	klog.InfoS("Loaded the node views", "nodes", len(nodes), "services", len(services), "endpointSlices", len(slices), "namespaces", len(namespaces))
 	return nil
 }
 
@@ -185,6 +211,8 @@ func (f *Feed) get(key inputKey) (metav1.Object, error) {
 		return f.nodes.Get(key.Name)
 	case serviceKind:
 		return f.services.Services(key.Namespace).Get(key.Name)
+	case namespaceKind:
+		return f.namespaces.Get(key.Name)
 	default:
 		return f.slices.EndpointSlices(key.Namespace).Get(key.Name)
 	}
@@ -198,8 +226,13 @@ func (f *Feed) set(obj metav1.Object) {
 		if malformed := f.store.SetService(obj); malformed != "" {
 			f.reportMalformed(obj, malformed)
 		}
+		f.reportRules(obj)
 	case *discoveryv1.EndpointSlice:
 		f.store.SetEndpointSlice(obj)
+	case *corev1.Namespace:
+		if malformed := f.store.SetNamespace(obj); malformed != "" {
+			f.reportMalformed(obj, malformed)
+		}
 	}
 }
 
@@ -209,13 +242,72 @@ func (f *Feed) remove(key inputKey) {
 		f.store.DeleteNode(key.Name)
 	case serviceKind:
 		f.store.DeleteService(key.NamespacedName)
+		delete(f.chosen, key.NamespacedName)
+	case namespaceKind:
+		f.store.DeleteNamespace(key.Name)
 	default:
 		f.store.DeleteEndpointSlice(key.NamespacedName)
 	}
 }
 
-func (f *Feed) reportMalformed(svc *corev1.Service, why string) {
-	klog.InfoS("Service has a malformed topology annotation; it is not pruned", "service", klog.KObj(svc), "reason", why)
-	f.recorder.Eventf(svc, corev1.EventTypeWarning, "MalformedTopology",
-		"The topology annotation cannot be parsed, so every node routes to every endpoint: %s", why)
+// reportMalformed reports a malformed annotation of a Service or Namespace:
+// a malformed rule leaves the Services it prunes unpruned, a malformed
+// min-ready leaves the tiers ungated.
+func (f *Feed) reportMalformed(obj interface {
+	metav1.Object
+	runtime.Object
+}, why string) {
+	klog.InfoS("Ignoring a malformed topology annotation", "object", klog.KObj(obj), "reason", why)
+	f.recorder.Eventf(obj, corev1.EventTypeWarning, "MalformedTopology",
+		"A topology annotation cannot be parsed, so it is ignored: %s", why)
+}
+
+// reportRules reports, once per change of them, which of a Service's several
+// topology rules applies.
+func (f *Feed) reportRules(svc *corev1.Service) {
+	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	rules := topology.Rules(svc)
+	if len(rules) < 2 {
+		delete(f.chosen, key)
+		return
+	}
+	names := strings.Join(rules, ", ")
+	if f.chosen[key] == names {
+		return
+	}
+	f.chosen[key] = names
+	f.recorder.Eventf(svc, corev1.EventTypeNormal, "TopologyRuleChosen",
+		"The Service carries several topology rules (%s): %s applies", names, rules[0])
+}
+
+// SetNamespace applies a Namespace's default topology rule. It returns why
+// the default cannot be parsed when that is news: the caller reports it.
+func (s *Store) SetNamespace(ns *corev1.Namespace) (newlyMalformed string) {
+	s.apply(func(uint64) []topology.SliceChange {
+		before := s.engine.NamespaceMalformed(ns.Name)
+		changes := s.engine.SetNamespace(ns.Name, ns.Annotations)
+		if after := s.engine.NamespaceMalformed(ns.Name); after != nil && (before == nil || before.Error() != after.Error()) {
+			newlyMalformed = after.Error()
+		}
+		return changes
+	})
+	return newlyMalformed
+}
+
+// DeleteNamespace forgets a Namespace's default topology rule.
+func (s *Store) DeleteNamespace(name string) {
+	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteNamespace(name) })
+}
+
+// loadNamespace gives a Namespace's default to the store before Load: none
+// of its Services is known yet, so nothing changes. It returns why the
+// default cannot be parsed, or "".
+func (s *Store) loadNamespace(ns *corev1.Namespace) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.engine.SetNamespace(ns.Name, ns.Annotations)
+	if err := s.engine.NamespaceMalformed(ns.Name); err != nil {
+		return err.Error()
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ package viewstore
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,20 +26,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
-func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
-	kube := fake.NewClientset(node("edge-1", "a"), service("demo", "echo", nil, anyMatchUnit))
+// startFeed runs a feed on a fake cluster that holds objects, and returns
+// once its informers watch.
+func startFeed(t *testing.T, objects ...runtime.Object) (*fake.Clientset, *Store, *record.FakeRecorder) {
+	t.Helper()
+	kube := fake.NewClientset(objects...)
 	// The fake clientset's watch does not resume from a resourceVersion: an
 	// object created between an informer's list and its watch is lost. Wait
-	// for the three watches before creating any.
-	watching := make(chan struct{}, 3)
+	// for the four watches before creating any.
+	watching := make(chan struct{}, 4)
 	kube.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
 		w, err := kube.Tracker().Watch(action.GetResource(), action.GetNamespace())
 		watching <- struct{}{}
@@ -47,59 +55,120 @@ func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
 	factory := informers.NewSharedInformerFactory(kube, 0)
 	store := New(testOptions)
 	recorder := record.NewFakeRecorder(10)
-	feed, err := NewFeed(store, factory.Core().V1().Nodes(), factory.Core().V1().Services(), factory.Discovery().V1().EndpointSlices(), recorder)
+	feed, err := NewFeed(store, factory.Core().V1().Nodes(), factory.Core().V1().Services(), factory.Discovery().V1().EndpointSlices(),
+		factory.Core().V1().Namespaces(), recorder)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
+	t.Cleanup(cancel)
 	factory.Start(ctx.Done())
 	go feed.Run(ctx)
-	for range 3 {
+	for range 4 {
 		select {
 		case <-watching:
 		case <-time.After(5 * time.Second):
 			t.Fatal("the informers did not start watching")
 		}
 	}
+	return kube, store, recorder
+}
 
-	endpointsOf := func(name string) func(context.Context) (bool, error) {
-		return func(context.Context) (bool, error) {
-			view, err := store.Get("demo", name)
-			return err == nil && len(view.Slice.Endpoints) == 1, nil
+// awaitView waits until a NodeEndpoints satisfies ok; nil for none.
+func awaitView(t *testing.T, store *Store, name, what string, ok func(*topologyapi.NodeEndpoints) bool) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		view, err := store.Get("demo", name)
+		if apierrors.IsNotFound(err) {
+			return ok(nil), nil
 		}
+		return err == nil && ok(view), nil
+	}); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// awaitEvent waits for the next Event and checks it starts with want.
+func awaitEvent(t *testing.T, recorder *record.FakeRecorder, want string) {
+	t.Helper()
+	select {
+	case event := <-recorder.Events:
+		if !strings.HasPrefix(event, want) {
+			t.Errorf("event %q, want a %s", event, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no %s Event", want)
+	}
+}
+
+func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
+	kube, store, recorder := startFeed(t, node("edge-1", "a"), service("demo", "echo", nil, anyMatchUnit))
+	ctx := t.Context()
 	if _, err := kube.DiscoveryV1().EndpointSlices("demo").Create(ctx, slice("demo", "echo", "edge-2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kube.CoreV1().Nodes().Create(ctx, node("edge-2", "a"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, endpointsOf("edge-1..echo-x")); err != nil {
-		t.Fatalf("edge-1 never saw edge-2's endpoint in its unit: %v", err)
-	}
+	awaitView(t, store, "edge-1..echo-x", "edge-1 never saw edge-2's endpoint in its unit", func(view *topologyapi.NodeEndpoints) bool {
+		return view != nil && len(view.Slice.Endpoints) == 1
+	})
 
 	bad := service("demo", "echo", nil, map[string]string{"topologyKeys": "[bad"})
 	bad.ResourceVersion = "2"
 	if _, err := kube.CoreV1().Services("demo").Update(ctx, bad, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case event := <-recorder.Events:
-		if want := corev1.EventTypeWarning + " MalformedTopology"; !strings.HasPrefix(event, want) {
-			t.Errorf("event %q, want a %s", event, want)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no Event for the malformed annotation")
-	}
+	awaitEvent(t, recorder, corev1.EventTypeWarning+" MalformedTopology")
 
 	if err := kube.DiscoveryV1().EndpointSlices("demo").Delete(ctx, "echo-x", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		_, err := store.Get("demo", "edge-1..echo-x")
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("the deleted slice's NodeEndpoints stayed: %v", err)
+	awaitView(t, store, "edge-1..echo-x", "the deleted slice's NodeEndpoints stayed", func(view *topologyapi.NodeEndpoints) bool { return view == nil })
+}
+
+func TestFeedFollowsNamespaceDefaultsAndReportsRules(t *testing.T) {
+	demo := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: map[string]string{topology.AnnotationGridviewKeys: "unit"}}}
+	kube, store, recorder := startFeed(t, node("edge-1", "a"), node("edge-2", "b"), demo,
+		service("demo", "echo", nil, nil), slice("demo", "echo", "edge-2"))
+	ctx := t.Context()
+	awaitView(t, store, "edge-2..echo-x", "edge-2 does not see its own endpoint", func(view *topologyapi.NodeEndpoints) bool {
+		return view != nil && view.Topology.Rule == topology.RuleNamespace
+	})
+	if _, err := store.Get("demo", "edge-1..echo-x"); !apierrors.IsNotFound(err) {
+		t.Errorf("edge-1 sees edge-2's endpoint in another unit, though the Namespace's default was loaded first: %v", err)
+	}
+
+	// The fake clientset keeps the resourceVersion it is given.
+	updateNamespace := func(annotations map[string]string, resourceVersion string) {
+		t.Helper()
+		ns := demo.DeepCopy()
+		ns.Annotations, ns.ResourceVersion = annotations, resourceVersion
+		if _, err := kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	updateNamespace(nil, "2")
+	awaitView(t, store, "edge-1..echo-x", "the default's removal did not unprune the Service", func(view *topologyapi.NodeEndpoints) bool {
+		return view != nil && view.Topology.Rule == ""
+	})
+	updateNamespace(map[string]string{topology.AnnotationGridviewKeys: "*,unit"}, "3")
+	awaitEvent(t, recorder, corev1.EventTypeWarning+" MalformedTopology")
+
+	several := service("demo", "echo", nil, map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"})
+	for i, labels := range []map[string]string{nil, {"app": "echo"}} {
+		several.Labels, several.ResourceVersion = labels, fmt.Sprint(i+2)
+		if _, err := kube.CoreV1().Services("demo").Update(ctx, several, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		awaitView(t, store, "edge-2..echo-x", "the Service's labels", func(view *topologyapi.NodeEndpoints) bool {
+			return view != nil && view.Labels["app"] == labels["app"] && view.Topology.Rule == topology.RuleGridview
+		})
+	}
+	awaitEvent(t, recorder, corev1.EventTypeNormal+" TopologyRuleChosen The Service carries several topology rules (Gridview, OpenYurt): Gridview applies")
+	select {
+	case event := <-recorder.Events:
+		t.Errorf("the same rules were reported again: %q", event)
+	default:
 	}
 }
