@@ -19,6 +19,8 @@ package topology_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +30,19 @@ import (
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
+
+// randomSeeds returns the seeds of a random test: n from first, or SEEDS
+// from first when it is set.
+func randomSeeds(first uint64, n int) []uint64 {
+	if v := os.Getenv("SEEDS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = first + uint64(i)
+	}
+	return seeds
+}
 
 // oneOf picks one of values.
 func oneOf[T any](rng *rand.Rand, values ...T) T {
