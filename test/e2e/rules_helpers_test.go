@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// zoneKey is the node label of native topology, which kube-proxy reads too.
+const zoneKey = corev1.LabelTopologyZone
+
+// ruleSite is a site whose nodes the test lays out itself: by short name,
+// their labels. Label values are prefixed with the namespace, as site's
+// units are, so that no other test's nodes share them.
+type ruleSite struct {
+	site
+	nodes map[string]map[string]string
+}
+
+func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
+	t.Helper()
+	s := ruleSite{site: site{ns: testNamespace(t)}, nodes: map[string]map[string]string{}}
+	for name, labels := range nodes {
+		s.nodes[name] = map[string]string{}
+		for key, value := range labels {
+			s.nodes[name][key] = s.unit(value)
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: s.nodes[name]}}
+		if _, err := kubeClient.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+		})
+	}
+	return s
+}
+
+// createService creates a Service of port 80 in the site's namespace.
+func (s ruleSite) createService(t *testing.T, name string, mutate func(*corev1.Service)) {
+	t.Helper()
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}, Annotations: map[string]string{}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	mutate(svc)
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// endpoint is one endpoint of a slice the test writes, on a node of the site.
+type endpoint struct {
+	addr, node string
+	ready      bool
+}
+
+// applySlice writes the one EndpointSlice of a Service, each endpoint in
+// the zone of its node, with the hints the EndpointSlice controller writes
+// for trafficDistribution (k8s.io/endpointslice/trafficdist,
+// preferCloseHeuristic): a ready endpoint is hinted for its own zone, and
+// with PreferSameNode for its own node too; a not-ready one gets none. An
+// empty distribution writes no hints.
+func (s ruleSite) applySlice(t *testing.T, service, distribution string, endpoints ...endpoint) {
+	t.Helper()
+	slice := &discoveryv1.EndpointSlice{
+		TypeMeta:    metav1.TypeMeta{APIVersion: discoveryv1.SchemeGroupVersion.String(), Kind: "EndpointSlice"},
+		ObjectMeta:  metav1.ObjectMeta{Name: framework.SliceName(service), Labels: map[string]string{discoveryv1.LabelServiceName: service}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
+	}
+	for _, ep := range endpoints {
+		e := discoveryv1.Endpoint{
+			Addresses: []string{ep.addr}, NodeName: ptr.To(s.node(ep.node)),
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ep.ready)},
+		}
+		if zone, ok := s.nodes[ep.node][zoneKey]; ok {
+			e.Zone = ptr.To(zone)
+		}
+		if ep.ready && distribution != "" && e.Zone != nil {
+			e.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: *e.Zone}}}
+			if distribution == corev1.ServiceTrafficDistributionPreferSameNode {
+				e.Hints.ForNodes = []discoveryv1.ForNode{{Name: *e.NodeName}}
+			}
+		}
+		slice.Endpoints = append(slice.Endpoints, e)
+	}
+	data, err := json.Marshal(slice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Server-side apply: one call creates or replaces it, endpoints being an
+	// atomic list.
+	if _, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Patch(context.Background(), slice.Name, types.ApplyPatchType, data,
+		metav1.PatchOptions{FieldManager: "e2e", Force: ptr.To(true)}); err != nil {
+		t.Fatalf("applying the EndpointSlice of %s/%s: %v", s.ns, service, err)
+	}
+}
+
+// expectNep waits until the node's views of the Service hold exactly the
+// addresses given, ready or not, and `kubectl get nep` names the rule in
+// their TOPOLOGY; with no addresses, until the node has no view of it.
+func (s ruleSite) expectNep(t *testing.T, node, service, rule string, want ...string) {
+	t.Helper()
+	want = slices.Sorted(slices.Values(want))
+	name := s.view(node, service)
+	eventually(t, 10*time.Second, fmt.Sprintf("view %s of %v, TOPOLOGY saying %q", name, want, rule), func(ctx context.Context) error {
+		// A deadline of its own, so that the last attempt reports what it
+		// found rather than the poll's deadline.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		got, err := framework.ServiceAddresses(ctx, gridview, s.ns, s.node(node), service)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("the views hold %v", got)
+		}
+		out, err := kubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node(node))
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
+		var row string
+		for _, line := range strings.Split(out, "\n") {
+			if fields := strings.Fields(line); len(fields) > 0 && fields[0] == name {
+				row = line
+			}
+		}
+		switch {
+		case len(want) == 0 && row != "":
+			return fmt.Errorf("kubectl shows the view: %s", row)
+		case len(want) > 0 && !strings.Contains(row, rule):
+			return fmt.Errorf("kubectl's row does not say %q: %q in\n%s", rule, row, out)
+		}
+		return nil
+	})
+}
+
+// kubeProxy is a real kube-proxy running in a node's network namespace.
+type kubeProxy struct {
+	n    *localcluster.NodeNetns
+	proc *localcluster.Process
+}
+
+// expect waits until kube-proxy sends the Service's port 80 to exactly the
+// addresses given.
+func (k kubeProxy) expect(t *testing.T, ns, service string, want ...string) {
+	t.Helper()
+	expectProgrammed(t, k.n, k.proc, ns, service, 80, slices.Sorted(slices.Values(want)))
+}
+
+// startWrappedKubeProxy runs gridview-wrapper and a kube-proxy reading
+// through it in n. The Node's address is the caller's to set.
+func startWrappedKubeProxy(t *testing.T, n *localcluster.NodeNetns) kubeProxy {
+	t.Helper()
+	w := startWrapper(t, n)
+	proc, err := n.StartKubeProxy(w.kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeProxy{n: n, proc: proc}
+}
+
+// proxyPair is two real kube-proxies of one node, each in a network
+// namespace of its own: direct reads kube-apiserver as without gridview and
+// applies the slices' hints; wrapped reads the node's views through
+// gridview-wrapper.
+type proxyPair struct {
+	direct, wrapped kubeProxy
+}
+
+func startProxyPair(t *testing.T, ns, node string) proxyPair {
+	t.Helper()
+	direct := nodeNetns(t, node)
+	// kube-proxy exits when its Node's addresses change, so both read one:
+	// the first namespace's, which ClusterIP rules do not depend on.
+	p := proxyPair{direct: kubeProxy{n: direct, proc: startKubeProxy(t, direct, nodeProxierKubeconfig(t, ns))}}
+	p.wrapped = startWrappedKubeProxy(t, nodeNetns(t, node))
+	return p
+}
+
+// expect waits until both kube-proxies send the Service to exactly want.
+func (p proxyPair) expect(t *testing.T, ns, service string, want ...string) {
+	t.Helper()
+	p.direct.expect(t, ns, service, want...)
+	p.wrapped.expect(t, ns, service, want...)
+}

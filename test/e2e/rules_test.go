@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/topology"
+)
+
+// OpenYurt's node pool label, set on nodes by OpenYurt's pool controller.
+const nodePoolLabel = "apps.openyurt.io/nodepool"
+
+// The rules users already write reach a node as its views, in kubectl and
+// in what a real kube-proxy reading through gridview-wrapper programs. a1
+// views; pools cross units so that a pool filter cannot pass for another.
+func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
+	s := newRuleSite(t, map[string]map[string]string{
+		"a1": {unitKey: "a", zoneKey: "z1", nodePoolLabel: "p1"},
+		"a2": {unitKey: "a", zoneKey: "z1", nodePoolLabel: "p2"},
+		"b1": {unitKey: "b", zoneKey: "z1", nodePoolLabel: "p1"},
+		"c1": {unitKey: "c", zoneKey: "z2", nodePoolLabel: "p2"},
+	})
+	s.createService(t, "yurt", func(svc *corev1.Service) {
+		svc.Annotations[topology.AnnotationOpenYurtTopologyKeys] = "openyurt.io/nodepool"
+	})
+	s.applySlice(t, "yurt", "", endpoint{"10.21.0.2", "a2", true}, endpoint{"10.21.0.3", "b1", true}, endpoint{"10.21.0.4", "c1", true})
+	s.createService(t, "plain", func(*corev1.Service) {})
+	s.applySlice(t, "plain", "", endpoint{"10.22.0.2", "a2", true}, endpoint{"10.22.0.3", "b1", true}, endpoint{"10.22.0.4", "c1", true})
+	s.createService(t, "capacity", func(svc *corev1.Service) {
+		svc.Annotations[topology.AnnotationGridviewKeys] = unitKey + "," + zoneKey + ",*"
+		svc.Annotations[topology.AnnotationMinReady] = "2"
+	})
+	s.applySlice(t, "capacity", "", endpoint{"10.23.0.2", "a2", true}, endpoint{"10.23.0.3", "b1", true}, endpoint{"10.23.0.4", "c1", true})
+
+	n := nodeNetns(t, s.node("a1"))
+	if err := cluster.SetNodeInternalIP(context.Background(), n.NodeName, n.IP); err != nil {
+		t.Fatal(err)
+	}
+	proxy := startWrappedKubeProxy(t, n)
+	expect := func(t *testing.T, service, rule string, want ...string) {
+		t.Helper()
+		s.expectNep(t, "a1", service, rule, want...)
+		proxy.expect(t, s.ns, service, want...)
+	}
+
+	// OpenYurt: one key, a hard filter. a1's pool p1 holds b1 alone.
+	t.Run("openyurt nodepool", func(t *testing.T) {
+		expect(t, "yurt", "OpenYurt", "10.21.0.3")
+		// Without an endpoint in the pool nothing is left: no fallback.
+		s.applySlice(t, "yurt", "", endpoint{"10.21.0.2", "a2", true}, endpoint{"10.21.0.4", "c1", true})
+		expect(t, "yurt", "OpenYurt")
+	})
+
+	// The Namespace's keys apply to plain, which has no rule of its own, and
+	// follow every change of the Namespace live.
+	t.Run("namespace default changed live", func(t *testing.T) {
+		expect(t, "plain", "None", "10.22.0.2", "10.22.0.3", "10.22.0.4")
+		s.annotateNamespace(t, unitKey)
+		expect(t, "plain", "Namespace", "10.22.0.2")
+		s.annotateNamespace(t, zoneKey)
+		expect(t, "plain", "Namespace", "10.22.0.2", "10.22.0.3")
+		s.annotateNamespace(t, "")
+		expect(t, "plain", "None", "10.22.0.2", "10.22.0.3", "10.22.0.4")
+	})
+
+	// min-ready "2": unit a holds one ready endpoint, so a1 routes to its
+	// zone, which holds two; a second ready endpoint in unit a brings the
+	// unit back.
+	t.Run("min-ready gates the unit", func(t *testing.T) {
+		expect(t, "capacity", "Ordered("+zoneKey+") Gridview", "10.23.0.2", "10.23.0.3")
+		s.applySlice(t, "capacity", "", endpoint{"10.23.0.1", "a1", true}, endpoint{"10.23.0.2", "a2", true},
+			endpoint{"10.23.0.3", "b1", true}, endpoint{"10.23.0.4", "c1", true})
+		expect(t, "capacity", "Ordered("+unitKey+") Gridview", "10.23.0.1", "10.23.0.2")
+	})
+}
+
+// annotateNamespace sets the site's Namespace default keys, or removes them
+// when keys is empty.
+func (s ruleSite) annotateNamespace(t *testing.T, keys string) {
+	t.Helper()
+	value := "null"
+	if keys != "" {
+		value = fmt.Sprintf("%q", keys)
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, topology.AnnotationGridviewKeys, value)
+	if _, err := kubeClient.CoreV1().Namespaces().Patch(context.Background(), s.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spec.minReady reaches the Service as the min-ready annotation, and a
+// count out of bounds is refused with its field path.
+func TestServiceGridMinReadyRendersTheAnnotation(t *testing.T) {
+	ctx := context.Background()
+	ns := testNamespace(t)
+	grids := gridview.TopologyV1alpha1().ServiceGrids(ns)
+
+	invalid := newServiceGrid("zero")
+	invalid.Spec.Fallback = topologyv1alpha1.FallbackAny
+	invalid.Spec.MinReady = &topologyv1alpha1.MinReady{Default: ptr.To[int32](0)}
+	_, err := grids.Create(ctx, invalid, metav1.CreateOptions{})
+	expectInvalid(t, err, "spec.minReady.default")
+
+	sg := newServiceGrid("echo")
+	sg.Spec.Fallback = topologyv1alpha1.FallbackAny
+	sg.Spec.MinReady = &topologyv1alpha1.MinReady{Default: ptr.To[int32](2)}
+	if _, err := grids.Create(ctx, sg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitMinReady(t, ns, "echo-svc", "2")
+
+	stored := waitReady(t, ns, "echo")
+	stored.Spec.MinReady = &topologyv1alpha1.MinReady{PerKey: []topologyv1alpha1.KeyMinReady{{Key: unitKey, Count: 3}}}
+	if _, err := grids.Update(ctx, stored, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitMinReady(t, ns, "echo-svc", unitKey+"=3")
+}
+
+func waitMinReady(t *testing.T, ns, service, want string) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("Service %s with %s %q", service, topology.AnnotationMinReady, want),
+		serviceMatches(ns, service, func(svc *corev1.Service) error {
+			if got := svc.Annotations[topology.AnnotationMinReady]; got != want {
+				return fmt.Errorf("%s = %q", topology.AnnotationMinReady, got)
+			}
+			return nil
+		}))
+}
