@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
 
@@ -37,8 +38,11 @@ import (
 type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
 	// LeaderElectionNamespace holds the Lease that picks the replica that
-	// reconciles on informer events.
+	// reconciles on informer events and serves every replica's reads of
+	// NodeEndpoints.
 	LeaderElectionNamespace string
+	// AdvertiseAddress (host:port) is where the other replicas reach this one.
+	AdvertiseAddress string
 }
 
 // CompletedConfig is a Config whose defaults are filled in.
@@ -47,6 +51,8 @@ type CompletedConfig struct {
 	// ClientConfig reaches the cluster's kube-apiserver (--kubeconfig).
 	ClientConfig            *restclient.Config
 	LeaderElectionNamespace string
+	leadership              *leadership
+	leaderReads             *leaderReads
 }
 
 // Server is a running gridview-apiserver.
@@ -59,11 +65,15 @@ func (c *Config) Complete() CompletedConfig {
 	if c.GenericConfig.BuildHandlerChainFunc == nil {
 		c.GenericConfig.BuildHandlerChainFunc = genericapiserver.DefaultBuildHandlerChain
 	}
-	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc)
+	leadership := newLeadership(c.AdvertiseAddress)
+	reads := &leaderReads{identity: leadership.identity, leader: leadership.leaderAddress}
+	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, reads)
 	return CompletedConfig{
 		GenericConfig:           c.GenericConfig.Complete(),
 		ClientConfig:            c.GenericConfig.ClientConfig,
 		LeaderElectionNamespace: c.LeaderElectionNamespace,
+		leadership:              leadership,
+		leaderReads:             reads,
 	}
 }
 
@@ -84,6 +94,16 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
+	dynamicKube, err := dynamic.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	trust := newPeerTrust(c.ClientConfig, dynamicKube)
+	if err != nil {
+		return nil, err
+	}
+	registerMetrics()
+	c.leaderReads.trust.Store(trust)
 	controller, installController, err := serviceGridController(c, controllerKube)
 	if err != nil {
 		return nil, err

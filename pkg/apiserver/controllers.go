@@ -20,12 +20,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
@@ -79,7 +77,7 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*ser
 				defer broadcaster.Shutdown()
 				_ = controller.Run(ctx, serviceGridWorkers)
 			}()
-			go campaign(ctx, kube, cfg.LeaderElectionNamespace, controller.Lead)
+			go campaign(ctx, kube, cfg.LeaderElectionNamespace, cfg.leadership, controller.Lead)
 			return nil
 		})
 	}
@@ -87,15 +85,15 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*ser
 }
 
 // campaign runs lead while this replica holds the Lease of the ServiceGrid
-// controller, and campaigns again whenever it loses it, until ctx ends.
-func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, lead func(context.Context)) {
-	hostname, _ := os.Hostname()
+// controller, and campaigns again whenever it loses it, until ctx ends. The
+// Lease's holder also serves every replica's reads of NodeEndpoints.
+func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l *leadership, lead func(context.Context)) {
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Name: serviceGridComponentName,
 		Lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
 			Client:     kube.CoordinationV1(),
-			LockConfig: resourcelock.ResourceLockConfig{Identity: hostname + "_" + string(uuid.NewUUID())},
+			LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},
 		},
 		LeaseDuration:   15 * time.Second,
 		RenewDeadline:   10 * time.Second,
@@ -110,6 +108,7 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		klog.ErrorS(err, "Cannot run leader election; informer events will not be reconciled on this replica")
 		return
 	}
+	l.elector.Store(elector)
 	for ctx.Err() == nil {
 		elector.Run(ctx)
 	}

@@ -46,11 +46,12 @@ func withListParameters(handler http.Handler) http.Handler {
 	})
 }
 
-// buildHandlerChain puts withListParameters inside the chain build, after
-// authentication and authorization: only who may list learns what is wrong
-// with the query.
-func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler) func(http.Handler, *genericapiserver.Config) http.Handler {
+// buildHandlerChain puts withListParameters and the forwarding of reads to
+// the leader inside the chain build, after authentication and
+// authorization: only who may list learns what is wrong with the query, and
+// only an authorized read reaches the leader.
+func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler, reads *leaderReads) func(http.Handler, *genericapiserver.Config) http.Handler {
 	return func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		return build(withListParameters(apiHandler), c)
+		return build(withListParameters(reads.wrap(apiHandler)), c)
 	}
 }

@@ -102,6 +102,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c.mu.Lock()
 	c.net = network
+	c.mu.Unlock()
+	if err := network.forwardToPeers(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
 	stopped := c.stopped
 	c.mu.Unlock()
 	if stopped {

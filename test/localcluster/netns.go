@@ -101,6 +101,18 @@ func unusedNetworkNames(ctx context.Context) (network, error) {
 }
 
 // delete removes the namespace and both veth ends; missing ones are fine.
+// forwardToPeers lets packets that enter the host on this network's veth be
+// routed out of another's, so that gridview-apiserver replicas reach each
+// other as Pods do. Only this interface forwards: the host's
+// net.ipv4.ip_forward is left as it is, and the setting goes with the veth.
+func (n *network) forwardToPeers() error {
+	name := "/proc/sys/net/ipv4/conf/" + n.HostVeth + "/forwarding"
+	if err := os.WriteFile(name, []byte("1"), 0o644); err != nil {
+		return fmt.Errorf("letting gridview-apiserver replicas reach each other: %w", err)
+	}
+	return nil
+}
+
 func (n *network) delete() error {
 	var errs []error
 	ctx := context.Background()

@@ -97,6 +97,9 @@ func (c *Cluster) AddGridviewReplica(ctx context.Context) (*GridviewReplica, err
 	}
 	c.replicas = append(c.replicas, r)
 	c.mu.Unlock()
+	if err := network.forwardToPeers(); err != nil {
+		return nil, err
+	}
 	// The aggregator verifies every endpoint as the Service's DNS name; the
 	// IP SAN is for direct clients (Config).
 	if err := c.pki.gridviewCA.issue(gridviewSANs(r.IP), r.certFile, r.keyFile); err != nil {

@@ -23,12 +23,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
@@ -65,6 +67,9 @@ type Options struct {
 	DataDir string
 	// LeaderElectionNamespace holds the Lease of the ServiceGrid controller.
 	LeaderElectionNamespace string
+	// AdvertiseAddress is the IP the other replicas reach this one at: the
+	// leader serves every replica's reads of NodeEndpoints.
+	AdvertiseAddress net.IP
 	// ServingCertSecret ("<namespace>/<name>") holds the CA and serving
 	// certificate gridview-apiserver manages itself; empty: it serves
 	// --tls-cert-file or a self-signed certificate of --cert-dir.
@@ -100,7 +105,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
-		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes.")
+		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes and serving every replica's reads of NodeEndpoints.")
+	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
+		"IP address the other replicas reach this one at on --secure-port (in a Pod: its IP). Default: --bind-address, or the address of the default route's interface when that is unspecified.")
 	o.addServingCertFlags(fs)
 }
 
@@ -109,8 +116,16 @@ func (o *Options) ApplyLogging() error {
 	return logsapi.ValidateAndApply(o.Logs, utilfeature.DefaultFeatureGate)
 }
 
-// Complete chooses the embedded etcd when no external one is given.
+// Complete chooses the advertised address, and the embedded etcd when no
+// external one is given.
 func (o *Options) Complete() error {
+	if o.AdvertiseAddress == nil {
+		address, err := utilnet.ResolveBindAddress(o.RecommendedOptions.SecureServing.BindAddress)
+		if err != nil {
+			return fmt.Errorf("choosing the address to advertise to the other replicas (set --advertise-address): %w", err)
+		}
+		o.AdvertiseAddress = address
+	}
 	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		return nil
 	}
@@ -178,7 +193,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		return nil, fmt.Errorf("composing the authorizers: %w", err)
 	}
 	cfg.Authorization.Authorizer = authz
-	return &apiserver.Config{GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace}, nil
+	return &apiserver.Config{
+		GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace,
+		AdvertiseAddress: net.JoinHostPort(o.AdvertiseAddress.String(), strconv.Itoa(o.RecommendedOptions.SecureServing.BindPort)),
+	}, nil
 }
 
 // Run starts the storage, then serves until ctx is done.

@@ -59,10 +59,10 @@ const (
 	fieldManager  = "gridview-apiserver"
 )
 
-// apiServicesResource is read through the dynamic client: client-go has no
+// APIServicesResource is read through the dynamic client: client-go has no
 // typed client for the aggregator's API, and one field does not justify
 // depending on k8s.io/kube-aggregator.
-var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+var APIServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 var (
 	_ dynamiccertificates.CertKeyContentProvider = &Controller{}
@@ -153,7 +153,7 @@ func (c *Controller) RunOnce(ctx context.Context) error {
 	var apiService *unstructured.Unstructured
 	if c.cfg.APIService != "" {
 		var err error
-		if apiService, err = c.dynamic.Resource(apiServicesResource).Get(ctx, c.cfg.APIService, metav1.GetOptions{}); err != nil {
+		if apiService, err = c.dynamic.Resource(APIServicesResource).Get(ctx, c.cfg.APIService, metav1.GetOptions{}); err != nil {
 			errs = append(errs, fmt.Errorf("reading APIService %s: %w", c.cfg.APIService, err))
 		}
 	}
@@ -291,7 +291,7 @@ func (c *Controller) publishCABundle(ctx context.Context, apiService *unstructur
 	if err != nil {
 		return inForce, fmt.Errorf("encoding the caBundle patch: %w", err)
 	}
-	if _, err := c.dynamic.Resource(apiServicesResource).Patch(ctx, c.cfg.APIService, types.MergePatchType, patch,
+	if _, err := c.dynamic.Resource(APIServicesResource).Patch(ctx, c.cfg.APIService, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
 		return inForce, fmt.Errorf("setting the caBundle of APIService %s: %w", c.cfg.APIService, err)
 	}

@@ -74,7 +74,7 @@ func newCluster(t *testing.T, apiServiceSpec map[string]any, objects ...runtime.
 	return &cluster{
 		kube: fake.NewClientset(objects...),
 		dynamic: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-			map[schema.GroupVersionResource]string{apiServicesResource: "APIServiceList"}, apiService),
+			map[schema.GroupVersionResource]string{APIServicesResource: "APIServiceList"}, apiService),
 	}
 }
 
@@ -99,7 +99,7 @@ func (c *cluster) secret(t *testing.T) *corev1.Secret {
 
 func (c *cluster) caBundle(t *testing.T) []byte {
 	t.Helper()
-	apiService, err := c.dynamic.Resource(apiServicesResource).Get(context.Background(), testAPIService, metav1.GetOptions{})
+	apiService, err := c.dynamic.Resource(APIServicesResource).Get(context.Background(), testAPIService, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func (c *cluster) caBundle(t *testing.T) []byte {
 func (c *cluster) publish(t *testing.T) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"spec":{"caBundle":%q}}`, base64.StdEncoding.EncodeToString(c.secret(t).Data["ca.crt"]))
-	if _, err := c.dynamic.Resource(apiServicesResource).Patch(context.Background(), testAPIService, "application/merge-patch+json",
+	if _, err := c.dynamic.Resource(APIServicesResource).Patch(context.Background(), testAPIService, "application/merge-patch+json",
 		[]byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestRepairsTheCABundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Someone re-applies the APIService without a caBundle.
-	if _, err := c.dynamic.Resource(apiServicesResource).Patch(context.Background(), testAPIService, "application/merge-patch+json",
+	if _, err := c.dynamic.Resource(APIServicesResource).Patch(context.Background(), testAPIService, "application/merge-patch+json",
 		[]byte(`{"spec":{"caBundle":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ package ha
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -54,16 +55,11 @@ func haDuration(t *testing.T, name string, fallback time.Duration) time.Duration
 
 // An informer following its node through the aggregator, which picks a
 // replica per request, lists once and never again through churn and
-// watches that time out: a resourceVersion means the same on both
-// replicas, so a re-watch on the other one resumes where the last ended. It
-// ends equal to a fresh list.
+// watches that time out: the replica that does not lead sends its reads to
+// the leader, so a resourceVersion means the same whichever replica the
+// aggregator picked and a re-watch resumes where the last ended. It ends
+// equal to a fresh list.
 func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
-	if os.Getenv("GRIDVIEW_HA_ONE_RV") == "" {
-		// Issue 12, item 6: each replica still numbers its changes from an
-		// epoch of its own, so a re-watch on the other replica meets 410
-		// and relists. Remove this once resourceVersions are shared.
-		t.Skip("resourceVersions are not yet the same on every replica; GRIDVIEW_HA_ONE_RV=1 runs it")
-	}
 	churn := haDuration(t, "GRIDVIEW_HA_CHURN", 20*time.Second)
 	watchTimeout := haDuration(t, "GRIDVIEW_HA_WATCH_TIMEOUT", 3*time.Second)
 	for _, watchList := range []bool{true, false} {
@@ -72,6 +68,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSite(t)
+			forwardedBefore := leaderReads(t, "leader")
 			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 			own := "nodeName=" + s.node("a1")
 			rec := &recordingListWatch{}
@@ -138,6 +135,9 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 
+			if lists, gone := rec.counts(); lists != 1 || gone != 0 {
+				t.Errorf("after the churn: %d lists and %d 410 Gone answers, want the first list only", lists, gone)
+			}
 			eventually(t, 20*time.Second, "the informer equal to a fresh list", func(ctx context.Context) error {
 				list, err := views.List(ctx, metav1.ListOptions{FieldSelector: own})
 				if err != nil {
@@ -149,6 +149,14 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 				}
 				return nil
 			})
+			// The aggregator sent some reads to the replica that does not
+			// lead, and it sent them on to the leader.
+			if forwarded := leaderReads(t, "leader") - forwardedBefore; forwarded == 0 {
+				t.Errorf("no read was forwarded to the leader: the aggregator picked the leader every time, the test proves little")
+			}
+			if local := leaderReads(t, "local"); local != 0 {
+				t.Errorf("%v reads were served by a replica that does not lead", local)
+			}
 			lists, gone := rec.counts()
 			rec.mu.Lock()
 			t.Logf("%d changes in %s, watches timing out after %s: %d watches, %d lists, %d 410 Gone answers", changes, churn, watchTimeout, watches, lists, gone)
@@ -161,4 +169,19 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// leaderReads sums the reads the replicas that did not lead sent to the
+// leader ("leader") or served themselves ("local").
+func leaderReads(t *testing.T, servedBy string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, r := range replicas {
+		value, err := metric(context.Background(), r, `gridview_apiserver_leader_reads_total{served_by="`+servedBy+`"}`)
+		if err != nil && !errors.Is(err, errNoSample) {
+			t.Fatal(err)
+		}
+		sum += value
+	}
+	return sum
 }

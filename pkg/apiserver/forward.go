@@ -1,0 +1,121 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"net/http"
+	"net/http/httputil"
+	"strings"
+	"sync/atomic"
+
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/apis/topology"
+)
+
+// forwardedByHeader marks a read one replica forwarded to another. The
+// receiver serves it itself, so that two replicas that each believe the
+// other leads never pass a request back and forth. A caller that sets it
+// only chooses the replica it reached, which it may read from anyway.
+const forwardedByHeader = "X-Gridview-Forwarded-By"
+
+// leaderReads sends reads of NodeEndpoints to the leader. Every replica
+// computes the same views, but numbers their changes from an epoch of its
+// own; a client whose list went to one replica and whose re-watch goes to
+// another (the aggregator picks an endpoint per request) would get 410 and
+// relist its whole view. With every read answered by the leader, a
+// resourceVersion means the same whichever replica the aggregator picked.
+// A read that cannot reach the leader is served here: a 410 and a relist are
+// better than no answer.
+type leaderReads struct {
+	// identity names this replica in forwardedByHeader.
+	identity string
+	// leader is the address of the replica that leads when it is not this one.
+	leader func() (string, bool)
+	// trust is set once the server's clients exist; until then reads are
+	// served here.
+	trust atomic.Pointer[peerTrust]
+}
+
+// wrap runs after authentication and authorization: the request was
+// authorized for its user here, and the leader authorizes this replica's own
+// identity for the same read.
+func (f *leaderReads) wrap(local http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		leader, ok := f.leaderFor(req)
+		if !ok {
+			local.ServeHTTP(w, req)
+			return
+		}
+		transport, err := f.trust.Load().roundTripper(req.Context())
+		if err != nil {
+			klog.ErrorS(err, "Serving a read here instead of on the leader", "leader", leader)
+			forwardedReads.WithLabelValues("local").Inc()
+			local.ServeHTTP(w, req)
+			return
+		}
+		proxy := &httputil.ReverseProxy{
+			Rewrite: func(out *httputil.ProxyRequest) {
+				out.Out.URL.Scheme, out.Out.URL.Host, out.Out.Host = "https", leader, ""
+				stripCredentials(out.Out.Header)
+				out.Out.Header.Set(forwardedByHeader, f.identity)
+			},
+			Transport:     transport,
+			FlushInterval: -1, // watch events go out as they come
+			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+				// Nothing was written yet: the leader did not answer.
+				klog.V(2).InfoS("Serving a read here: the leader does not answer", "leader", leader, "err", err)
+				forwardedReads.WithLabelValues("local").Inc()
+				local.ServeHTTP(w, req)
+			},
+		}
+		forwardedReads.WithLabelValues("leader").Inc()
+		proxy.ServeHTTP(w, req)
+	})
+}
+
+// leaderFor names the leader a request goes to: reads of NodeEndpoints that
+// no replica forwarded yet, while another replica leads.
+func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
+	if req.Header.Get(forwardedByHeader) != "" || f.trust.Load() == nil {
+		return "", false
+	}
+	info, ok := genericapirequest.RequestInfoFrom(req.Context())
+	if !ok || !info.IsResourceRequest || info.APIGroup != topology.GroupName ||
+		info.Resource != "nodeendpoints" || info.Subresource != "" {
+		return "", false
+	}
+	switch info.Verb {
+	case "get", "list", "watch":
+		return f.leader()
+	}
+	return "", false
+}
+
+// stripCredentials removes what names the caller to this replica: the
+// request goes out with this replica's own credentials, never with a
+// caller's token or an identity the leader would take from headers.
+func stripCredentials(h http.Header) {
+	h.Del("Authorization")
+	for name := range h {
+		lower := strings.ToLower(name)
+		if strings.HasPrefix(lower, "impersonate-") || strings.HasPrefix(lower, "x-remote-") {
+			h.Del(name)
+		}
+	}
+}

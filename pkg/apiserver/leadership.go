@@ -1,0 +1,59 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/tools/leaderelection"
+)
+
+// leadership is what this replica knows of the Lease that elects the leader:
+// the replica that reconciles ServiceGrids and whose numbering of view
+// changes every replica serves. A replica's identity in the Lease ends with
+// "@<host:port>", the address its peers reach it at.
+type leadership struct {
+	identity string
+	elector  atomic.Pointer[leaderelection.LeaderElector]
+}
+
+func newLeadership(advertise string) *leadership {
+	hostname, _ := os.Hostname()
+	return &leadership{identity: hostname + "_" + string(uuid.NewUUID()) + "@" + advertise}
+}
+
+// leaderAddress is the address of the leader when another replica holds the
+// Lease, as last observed (the elector reads the Lease every retry period).
+func (l *leadership) leaderAddress() (string, bool) {
+	elector := l.elector.Load()
+	if elector == nil {
+		return "", false
+	}
+	holder := elector.GetLeader()
+	if holder == "" || holder == l.identity {
+		return "", false
+	}
+	at := strings.LastIndexByte(holder, '@')
+	if at < 0 || at == len(holder)-1 {
+		// A holder of a release before identities named an address.
+		return "", false
+	}
+	return holder[at+1:], true
+}

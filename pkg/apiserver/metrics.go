@@ -1,0 +1,39 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"sync"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+// forwardedReads counts the NodeEndpoints reads a replica that does not lead
+// handled: "leader" sent to the leader, "local" served here because the
+// leader did not answer. A growing "local" means clients of this replica
+// relist when they next reach the leader.
+var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
+	Subsystem: "gridview_apiserver", Name: "leader_reads_total", StabilityLevel: metrics.ALPHA,
+	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader) or served itself because the leader did not answer (local).",
+}, []string{"served_by"})
+
+var registerOnce sync.Once
+
+func registerMetrics() {
+	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads) })
+}
