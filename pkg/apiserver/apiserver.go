@@ -67,7 +67,7 @@ func (c *Config) Complete() CompletedConfig {
 	}
 	leadership := newLeadership(c.AdvertiseAddress)
 	reads := &leaderReads{identity: leadership.identity, leader: leadership.leaderAddress}
-	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, reads)
+	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, reads, newListSlots())
 	return CompletedConfig{
 		GenericConfig:           c.GenericConfig.Complete(),
 		ClientConfig:            c.GenericConfig.ClientConfig,
