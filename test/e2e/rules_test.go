@@ -91,10 +91,10 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	// zone, which holds two; a second ready endpoint in unit a brings the
 	// unit back.
 	t.Run("min-ready gates the unit", func(t *testing.T) {
-		expect(t, "capacity", "Ordered("+zoneKey+") Gridview", "10.23.0.2", "10.23.0.3")
+		expect(t, "capacity", "Ordered("+zoneKey+")", "10.23.0.2", "10.23.0.3")
 		s.applySlice(t, "capacity", "", endpoint{"10.23.0.1", "a1", true}, endpoint{"10.23.0.2", "a2", true},
 			endpoint{"10.23.0.3", "b1", true}, endpoint{"10.23.0.4", "c1", true})
-		expect(t, "capacity", "Ordered("+unitKey+") Gridview", "10.23.0.1", "10.23.0.2")
+		expect(t, "capacity", "Ordered("+unitKey+")", "10.23.0.1", "10.23.0.2")
 	})
 }
 

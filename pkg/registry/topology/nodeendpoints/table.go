@@ -38,7 +38,7 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 		table.NameColumn,
 		{Name: "Node", Type: "string", Description: "The node this view is for."},
 		{Name: "Service", Type: "string", Description: "The Service whose EndpointSlice this view is of."},
-		{Name: "Topology", Type: "string", Description: "The topology mode, the key whose tier was chosen and the rule the topology came from."},
+		{Name: "Topology", Type: "string", Description: "The topology mode, the key whose tier was chosen and, unless the Service's own gridview or SuperEdge keys, the rule the topology came from."},
 		{Name: "Endpoints", Type: "string", Description: "The ready endpoints the node routes to, as kubectl get endpoints shows them."},
 		table.AgeColumn,
 		{Name: "Not Ready", Type: "integer", Priority: 1, Description: "The endpoints of the view that are not ready, terminating ones among them: kube-proxy routes to them only when none is ready."},
@@ -50,7 +50,9 @@ var tableConvertor = table.Convertor[*topology.NodeEndpoints]{
 }
 
 // formatTopology shows the mode and the key whose tier was chosen, then the
-// rule the topology came from, so that a view pruned by a rule the Service
+// rule the topology came from, unless the mode tells it: AnyMatch is only
+// ever SuperEdge's topologyKeys and Ordered by default gridview's own keys,
+// whose rows read as they always have. A view pruned by a rule the Service
 // does not spell out (a Namespace default, trafficDistribution) says why.
 func formatTopology(t topology.TopologyInfo) string {
 	if t.Mode == "" || t.Mode == topology.TopologyModeNone {
@@ -58,10 +60,16 @@ func formatTopology(t topology.TopologyInfo) string {
 		return cmp.Or(t.Rule, string(topology.TopologyModeNone))
 	}
 	out := fmt.Sprintf("%s(%s)", t.Mode, cmp.Or(t.MatchedKey, "<none>"))
-	if t.Rule != "" {
+	if t.Rule != "" && t.Rule != impliedRules[t.Mode] {
 		out += " " + t.Rule
 	}
 	return out
+}
+
+// impliedRules are the rules each mode means unless the view says otherwise.
+var impliedRules = map[topology.TopologyMode]string{
+	topology.TopologyModeAnyMatch: topologyengine.RuleSuperEdge,
+	topology.TopologyModeOrdered:  topologyengine.RuleGridview,
 }
 
 // formatEndpoints prints the ready endpoints the way "kubectl get endpoints"
