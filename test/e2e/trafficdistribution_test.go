@@ -72,8 +72,12 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	}
 	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", "10.16.0.1", "10.16.0.2") })
 
-	s.expectNep(t, "z1a", "node-local", "Native(PreferSameNode)", "10.11.0.1")
-	s.expectNep(t, "z1a", "zone-local", "Native(PreferSameZone)", "10.14.0.1", "10.14.0.2")
+	// The views are pruned centrally, the tier chosen named; a tier's
+	// endpoints that are not ready stay in it, for kube-proxy to skip.
+	s.expectNep(t, "z1a", "node-local", "Ordered(kubernetes.io/hostname) Native(PreferSameNode)", "10.11.0.1")
+	s.expectNep(t, "z1a", "node-to-zone", "Ordered("+zoneKey+") Native(PreferSameNode)", "10.12.0.1", "10.12.0.2")
+	s.expectNep(t, "z1a", "zone-local", "Ordered("+zoneKey+") Native(PreferSameZone)", "10.14.0.1", "10.14.0.2")
+	s.expectNep(t, "z1a", "zone-to-cluster", "Ordered(*) Native(PreferSameZone)", "10.15.0.2", "10.15.0.3", "10.15.0.4")
 	s.expectNep(t, "z1a", "auto", "Hints", "10.16.0.1", "10.16.0.2", "10.16.0.3")
 
 	// Readiness returns live: the preferred tier takes over again.
