@@ -68,6 +68,14 @@ var (
 		Subsystem: subsystem, Name: "cache_written_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of the cache files written.",
 	})
+	upstreamLists = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "upstream_lists_total", StabilityLevel: metrics.ALPHA,
+		Help: "Lists of upstream resources started, failed ones and streaming ones (watches sending initial events) included, by resource: each after the first is a relist.",
+	}, []string{"resource"})
+	upstreamWatches = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "upstream_watches_total", StabilityLevel: metrics.ALPHA,
+		Help: "Watches of upstream resources started, streaming lists included, by resource: each after the first resumes where one ended, or follows a list.",
+	}, []string{"resource"})
 	bytesSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "sent_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of responses sent to kube-proxy.",
@@ -79,7 +87,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected, cacheWrittenBytes)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected, cacheWrittenBytes, upstreamLists, upstreamWatches)
 	})
 }
 

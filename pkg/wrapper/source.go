@@ -19,9 +19,15 @@ package wrapper
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // source reads one upstream resource through a reflector into the wrapper,
@@ -39,6 +45,10 @@ type source struct {
 	remove  func(record any)
 	replace func(records []any)
 	synced  atomic.Bool
+	// watchTimeout, when set, ends each upstream watch after between it and
+	// twice it, instead of client-go's 5 to 10 minutes:
+	// ReflectorOptions.MinWatchTimeout only ever lengthens those.
+	watchTimeout time.Duration
 }
 
 var _ cache.TransformingStore = &source{}
@@ -77,10 +87,36 @@ func (s *source) Replace(list []any, _ string) error {
 // HasSynced says whether the first list has been applied.
 func (s *source) HasSynced() bool { return s.synced.Load() }
 
-// run reflects a collection into the source until ctx ends.
+// run reflects a collection into the source until ctx ends. Every list is
+// counted, a streaming one too: after the first, each is the whole
+// collection again over the WAN, which a re-watch that resumes avoids.
 func (s *source) run(ctx context.Context, c collection) {
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: c.list, WatchFuncWithContext: c.watch}, c.client)
+	lister := func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		upstreamLists.WithLabelValues(c.name).Inc()
+		return c.list(ctx, opts)
+	}
+	watcher := func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		upstreamWatches.WithLabelValues(c.name).Inc()
+		if ptr.Deref(opts.SendInitialEvents, false) {
+			upstreamLists.WithLabelValues(c.name).Inc()
+		}
+		if s.watchTimeout > 0 {
+			seconds := s.watchTimeout.Seconds()
+			opts.TimeoutSeconds = ptr.To(int64(seconds + rand.Float64()*seconds))
+		}
+		return c.watch(ctx, opts)
+	}
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: lister, WatchFuncWithContext: watcher}, c.client)
 	cache.NewReflectorWithOptions(lw, c.expected, s, cache.ReflectorOptions{Name: c.name}).RunWithContext(ctx)
+}
+
+// SetWatchTimeout makes every upstream watch end after between d and twice
+// d, and resume from where it ended, so that no load balancer cuts it
+// first; 0 keeps client-go's 5 to 10 minutes. Call it before Run.
+func (u *Upstream) SetWatchTimeout(d time.Duration) {
+	for _, s := range u.sources {
+		s.watchTimeout = d
+	}
 }
 
 // errNotRecorded is a reflector handing over something that is neither the

@@ -56,7 +56,10 @@ type Options struct {
 	// KubernetesEndpoint, <ip>:<port>, replaces the endpoints of
 	// default/kubernetes; it wins over SuperEdge's annotations.
 	KubernetesEndpoint string
-	Logs               *logsapi.LoggingConfiguration
+	// UpstreamWatchTimeout, when set, ends upstream watches after between it
+	// and twice it, for load balancers that cut long connections.
+	UpstreamWatchTimeout time.Duration
+	Logs                 *logsapi.LoggingConfiguration
 
 	localEndpoint *wrapper.LocalEndpoint
 }
@@ -75,6 +78,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubernetesEndpoint, "kubernetes-endpoint", o.KubernetesEndpoint,
 		"<ip>:<port> of an edge-local API server that replaces, for this node's kube-proxy, the endpoints of the default/kubernetes Service; "+
 			"wins over the "+wrapper.AnnotationLocalEndpoint+" and "+wrapper.AnnotationLocalPort+" annotations.")
+	fs.DurationVar(&o.UpstreamWatchTimeout, "upstream-watch-timeout", o.UpstreamWatchTimeout,
+		"Upstream watches end after between this and twice this, and resume where they ended: set it below half the time a load balancer "+
+			"on the way lets a connection live. It must exceed the time the node's first list takes. 0: client-go's 5 to 10 minutes.")
 	// SuperEdge's application-grid-wrapper names, so that its DaemonSets work
 	// with only the image changed.
 	fs.StringVar(&o.NodeName, "hostname", o.NodeName, "Alias of --node-name (SuperEdge's name).")
@@ -97,6 +103,11 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--kubernetes-endpoint: %w", err))
 		}
 		o.localEndpoint = &local
+	}
+	// The server takes whole seconds, and 0 seconds would mean its own
+	// default, not a shorter watch.
+	if o.UpstreamWatchTimeout != 0 && o.UpstreamWatchTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("--upstream-watch-timeout %s: want 0 (client-go's 5 to 10 minutes) or at least 1s", o.UpstreamWatchTimeout))
 	}
 	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
 		errs = append(errs, fmt.Errorf("--cache-dir: %w", err))
@@ -150,6 +161,7 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	upstream.SetWatchTimeout(o.UpstreamWatchTimeout)
 	forward, err := wrapper.NewForwarder(config)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ package wrapper
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -34,6 +35,10 @@ func TestValidate(t *testing.T) {
 		{name: "listen without a port", options: func(o *Options) { o.Listen = "127.0.0.1" }, want: "--listen"},
 		{name: "cache dir under a file", options: func(o *Options) { o.CacheDir = "/dev/null/cache" }, want: "--cache-dir"},
 		{name: "local endpoint", options: func(o *Options) { o.KubernetesEndpoint = "[fd00::2]:6443" }},
+		{name: "short upstream watches", options: func(o *Options) { o.UpstreamWatchTimeout = 30 * time.Second }},
+		{name: "upstream watches of one second", options: func(o *Options) { o.UpstreamWatchTimeout = time.Second }},
+		{name: "upstream watches under a second", options: func(o *Options) { o.UpstreamWatchTimeout = 500 * time.Millisecond }, want: "--upstream-watch-timeout 500ms"},
+		{name: "negative upstream watch timeout", options: func(o *Options) { o.UpstreamWatchTimeout = -time.Minute }, want: "--upstream-watch-timeout -1m0s"},
 		{name: "bad local endpoint", options: func(o *Options) { o.KubernetesEndpoint = "lite-apiserver:6443" }, want: "--kubernetes-endpoint"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
