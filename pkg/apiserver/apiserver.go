@@ -98,24 +98,20 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	trust := newPeerTrust(c.ClientConfig, dynamicKube)
-	if err != nil {
-		return nil, err
-	}
 	registerMetrics()
-	c.leaderReads.trust.Store(trust)
-	controller, installController, err := serviceGridController(c, controllerKube)
-	if err != nil {
-		return nil, err
-	}
-	if err := installController(generic); err != nil {
-		return nil, err
-	}
+	c.leaderReads.trust.Store(newPeerTrust(c.ClientConfig, dynamicKube))
 	views, installViews, err := nodeViews(c, controllerKube)
 	if err != nil {
 		return nil, err
 	}
 	if err := installViews(generic); err != nil {
+		return nil, err
+	}
+	controller, installController, err := serviceGridController(c, controllerKube, views.Loaded)
+	if err != nil {
+		return nil, err
+	}
+	if err := installController(generic); err != nil {
 		return nil, err
 	}
 	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: admissionKube, Authorizer: c.GenericConfig.Authorization.Authorizer}

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -49,7 +50,7 @@ const (
 // serviceGridController builds the ServiceGrid controller on the server's
 // clients and informers: ServiceGrids through the loopback connection,
 // Services through the cluster's shared informers.
-func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
+func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, viewsLoaded func() bool) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
 	gridview, err := versioned.NewForConfig(cfg.GenericConfig.LoopbackClientConfig)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the loopback client: %w", err)
@@ -77,7 +78,16 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface) (*ser
 				defer broadcaster.Shutdown()
 				_ = controller.Run(ctx, serviceGridWorkers)
 			}()
-			go campaign(ctx, kube, cfg.LeaderElectionNamespace, cfg.leadership, controller.Lead)
+			go func() {
+				// The leader answers every replica's reads of NodeEndpoints:
+				// a replica runs for the Lease once its views are loaded.
+				if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+					return viewsLoaded(), nil
+				}); err != nil {
+					return
+				}
+				campaign(ctx, kube, cfg.LeaderElectionNamespace, cfg.leadership, controller.Lead)
+			}()
 			return nil
 		})
 	}

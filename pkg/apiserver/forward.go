@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -77,16 +78,38 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 			},
 			Transport:     transport,
 			FlushInterval: -1, // watch events go out as they come
+			ModifyResponse: func(resp *http.Response) error {
+				if !aboutTheRead(resp.StatusCode) {
+					return fmt.Errorf("the leader answered %s", resp.Status)
+				}
+				forwardedReads.WithLabelValues("leader").Inc()
+				return nil
+			},
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-				// Nothing was written yet: the leader did not answer.
-				klog.V(2).InfoS("Serving a read here: the leader does not answer", "leader", leader, "err", err)
+				// Nothing was written yet: the leader did not answer, or
+				// answered for itself rather than for the read.
+				klog.V(2).InfoS("Serving a read here instead of on the leader", "leader", leader, "err", err)
 				forwardedReads.WithLabelValues("local").Inc()
 				local.ServeHTTP(w, req)
 			},
 		}
-		forwardedReads.WithLabelValues("leader").Inc()
 		proxy.ServeHTTP(w, req)
 	})
+}
+
+// aboutTheRead tells an answer about the read (its objects, 404, 410, 400)
+// from one about the leader: it is not ready (503), too busy (429), failing
+// (5xx), or does not accept this replica (401, 403: a broken RBAC must not
+// break reads on every replica). Reads the leader answers for itself are
+// served here.
+func aboutTheRead(status int) bool {
+	switch {
+	case status == http.StatusUnauthorized, status == http.StatusForbidden, status == http.StatusTooManyRequests:
+		return false
+	case status >= 500:
+		return false
+	}
+	return true
 }
 
 // leaderFor names the leader a request goes to: reads of NodeEndpoints that

@@ -23,6 +23,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,9 @@ func (s *servedBy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s.mu.Lock()
 	s.got = append(s.got, req.Header.Clone())
 	s.mu.Unlock()
+	if status, err := strconv.Atoi(req.URL.Query().Get("status")); err == nil {
+		w.WriteHeader(status)
+	}
 	_, _ = io.WriteString(w, s.name)
 }
 
@@ -73,6 +77,7 @@ func peerServer(t *testing.T, handler http.Handler) (*httptest.Server, []byte) {
 	}
 	server := httptest.NewUnstartedServer(handler)
 	server.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	server.EnableHTTP2 = true // as gridview-apiserver serves
 	server.StartTLS()
 	t.Cleanup(server.Close)
 	return server, certPEM
@@ -137,6 +142,11 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 		{name: "the Lease names a server the APIService does not trust", method: http.MethodGet, path: views,
 			leaderAt: strings.TrimPrefix(rogue.URL, "https://"), caBundle: caBundle, want: "local"},
 		{name: "the APIService trusts a CA the leader does not serve", method: http.MethodGet, path: views, leaderAt: leaderAt, caBundle: rogueCA, want: "local"},
+		{name: "the leader's views are not loaded", method: http.MethodGet, path: views + "?status=503", leaderAt: leaderAt, caBundle: caBundle, want: "local"},
+		{name: "the leader refuses this replica", method: http.MethodGet, path: views + "?status=403", leaderAt: leaderAt, caBundle: caBundle, want: "local"},
+		{name: "the leader is too busy", method: http.MethodGet, path: views + "?status=429", leaderAt: leaderAt, caBundle: caBundle, want: "local"},
+		{name: "a 410 is about the read", method: http.MethodGet, path: views + "?watch=true&status=410", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
+		{name: "a 404 is about the read", method: http.MethodGet, path: views + "/n1..s9?status=404", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := follower(t, tc.leaderAt, tc.caBundle, &servedBy{name: "local"})

@@ -100,7 +100,6 @@ func unusedNetworkNames(ctx context.Context) (network, error) {
 	return network{}, errors.New("no unused network namespace name found in 8 attempts")
 }
 
-// delete removes the namespace and both veth ends; missing ones are fine.
 // forwardToPeers lets packets that enter the host on this network's veth be
 // routed out of another's, so that gridview-apiserver replicas reach each
 // other as Pods do. Only this interface forwards: the host's
@@ -113,6 +112,7 @@ func (n *network) forwardToPeers() error {
 	return nil
 }
 
+// delete removes the namespace and both veth ends; missing ones are fine.
 func (n *network) delete() error {
 	var errs []error
 	ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,10 +33,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // haDuration reads a duration from the environment: make test runs short,
@@ -68,7 +73,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSite(t)
-			forwardedBefore := leaderReads(t, "leader")
+			forwardedBefore, localBefore := leaderReads(t, "leader"), leaderReads(t, "local")
 			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 			own := "nodeName=" + s.node("a1")
 			rec := &recordingListWatch{}
@@ -154,7 +159,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			if forwarded := leaderReads(t, "leader") - forwardedBefore; forwarded == 0 {
 				t.Errorf("no read was forwarded to the leader: the aggregator picked the leader every time, the test proves little")
 			}
-			if local := leaderReads(t, "local"); local != 0 {
+			if local := leaderReads(t, "local") - localBefore; local != 0 {
 				t.Errorf("%v reads were served by a replica that does not lead", local)
 			}
 			lists, gone := rec.counts()
@@ -184,4 +189,53 @@ func leaderReads(t *testing.T, servedBy string) float64 {
 		sum += value
 	}
 	return sum
+}
+
+// A node's read that reaches the replica that does not lead is authorized
+// there, by the node authorizer too, before it goes on to the leader as the
+// replica's own identity, which may read every view: another node's views
+// stay refused.
+func TestAFollowerAuthorizesANodeBeforeItForwards(t *testing.T) {
+	ctx := context.Background()
+	s := newSite(t)
+	lease, err := kubeClient.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		t.Fatalf("reading the Lease: %v", err)
+	}
+	var follower *localcluster.GridviewReplica
+	for _, r := range replicas {
+		if r.Running() && !strings.Contains(*lease.Spec.HolderIdentity, "@"+r.IP.String()+":") {
+			follower = r
+		}
+	}
+	if follower == nil {
+		t.Fatalf("no running replica but the holder of %q", *lease.Spec.HolderIdentity)
+	}
+	cfg := follower.Config()
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + s.node("a1"), Groups: []string{"system:nodes", "system:authenticated"}}
+	asNode, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := asNode.TopologyV1alpha1().NodeEndpoints(s.ns)
+
+	forwarded := leaderReads(t, "leader")
+	eventually(t, 20*time.Second, "a1 listing its own views on the follower", func(ctx context.Context) error {
+		own, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+		if err == nil && len(own.Items) == 0 {
+			err = errors.New("no view yet")
+		}
+		return err
+	})
+	if leaderReads(t, "leader") == forwarded {
+		t.Errorf("%s served a1's list itself: it does not lead, it should have forwarded it", follower.Name)
+	}
+	_, err = views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a2")})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a1 listing a2's views on %s: %v, want 403", follower.Name, err)
+	}
+	_, err = views.Get(ctx, topology.Name(s.node("a2"), "grid-x"), metav1.GetOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("a1 getting a2's view on %s: %v, want 403", follower.Name, err)
+	}
 }
