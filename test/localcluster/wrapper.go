@@ -28,20 +28,22 @@ import (
 )
 
 // StartWrapper runs gridview-wrapper on the host for node, serving on listen
-// (such as 127.0.0.1:51006) and reading the cluster as its admin, and waits
-// until it is ready. Stop stops it. Tests that need kube-proxy run the
-// wrapper in a node's namespace instead (NodeNetns.Start).
-func (c *Cluster) StartWrapper(ctx context.Context, node, listen, cacheDir string) (*Process, error) {
+// (such as 127.0.0.1:51006) and reading the cluster as its admin, with
+// flags added, and waits until it is ready. Stop stops it, and another may
+// start then. Tests that need kube-proxy run the wrapper in a node's
+// namespace instead (NodeNetns.Start).
+func (c *Cluster) StartWrapper(ctx context.Context, node, listen, cacheDir string, flags ...string) (*Process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
 		return nil, errors.New("starting gridview-wrapper: the cluster is stopping")
 	}
-	if c.wrapper != nil {
+	if c.wrapper != nil && c.wrapper.Exited() == nil {
 		return nil, errors.New("gridview-wrapper already runs on the host")
 	}
-	proc, err := startProcess("gridview-wrapper", c.opts.LogDir, []string{filepath.Join(c.opts.BinDir, "gridview-wrapper"),
-		"--kubeconfig", c.AdminKubeconfig, "--node-name", node, "--listen", listen, "--cache-dir", cacheDir})
+	argv := []string{filepath.Join(c.opts.BinDir, "gridview-wrapper"),
+		"--kubeconfig", c.AdminKubeconfig, "--node-name", node, "--listen", listen, "--cache-dir", cacheDir}
+	proc, err := startProcess("gridview-wrapper", c.opts.LogDir, append(argv, flags...))
 	if err != nil {
 		return nil, err
 	}
