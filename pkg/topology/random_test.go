@@ -147,7 +147,8 @@ func randomAnnotations(rng *rand.Rand) map[string]string {
 	case 0:
 		annotations[topology.AnnotationTopologyKeys] = `["unit"]`
 	case 1:
-		annotations[topology.AnnotationTopologyKeys] = `["zone","unit"]`
+		// In any-match mode the hostname is a label like any other.
+		annotations[topology.AnnotationTopologyKeys] = oneOf(rng, `["zone","unit"]`, `["kubernetes.io/hostname","unit"]`)
 	case 2:
 		annotations[topology.AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
 	case 3:

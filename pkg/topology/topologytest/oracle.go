@@ -151,7 +151,9 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 			return false
 		}
 		for _, key := range keys {
-			if tierHas(key, "", func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
+			// Every endpoint, as the node's label matches: the hostname is a
+			// label here, not the node itself.
+			if tierHas(topology.KeyAny, "", func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
 				matched = key
 				break
 			}
