@@ -30,21 +30,26 @@ import (
 )
 
 // edge10k is the scenario of the performance targets: 10,000 nodes in 1,000
-// grid units over 10 zones; 5,000 Services (50% any-match on the unit, 25%
-// ordered unit,zone,*, 25% plain) with 20 endpoints each in 1-3 slices on
-// random nodes. Generated from a fixed seed.
+// grid units (and OpenYurt pools) over 10 zones; 5,000 Services (50%
+// any-match on the unit, 25% ordered unit,zone,*, every other one with
+// min-ready 2, and 25% in fifths: plain, PreferSameZone, PreferSameNode with
+// min-ready 2, OpenYurt's nodepool, and plain in Namespace grid, whose
+// default is unit,topology.kubernetes.io/zone,*) with 20 endpoints each in
+// 1-3 slices on random nodes. Generated from a fixed seed.
 type edge10k struct {
-	nodes    map[string]map[string]string
-	services []*corev1.Service
-	slices   []*discoveryv1.EndpointSlice
+	nodes      map[string]map[string]string
+	namespaces map[string]map[string]string
+	services   []*corev1.Service
+	slices     []*discoveryv1.EndpointSlice
 }
 
 func newEdge10k() *edge10k {
 	rng := rand.New(rand.NewPCG(10, 10))
-	s := &edge10k{nodes: map[string]map[string]string{}}
+	s := &edge10k{nodes: map[string]map[string]string{}, namespaces: map[string]map[string]string{
+		"grid": {topology.AnnotationGridviewKeys: "unit,topology.kubernetes.io/zone,*"},
+	}}
 	for i := range 10000 {
-		unit := i / 10
-		s.nodes[fmt.Sprintf("node-%05d", i)] = map[string]string{"unit": fmt.Sprintf("unit-%04d", unit), "zone": fmt.Sprintf("zone-%d", unit%10)}
+		s.nodes[fmt.Sprintf("node-%05d", i)] = unitLabels(i / 10)
 	}
 	for i := range 5000 {
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("svc-%04d", i)}}
@@ -53,12 +58,17 @@ func newEdge10k() *edge10k {
 			svc.Annotations = map[string]string{topology.AnnotationTopologyKeys: `["unit"]`}
 		case 2:
 			svc.Annotations = map[string]string{topology.AnnotationGridviewKeys: "unit,zone,*"}
+			if i/4%2 == 1 {
+				svc.Annotations[topology.AnnotationMinReady] = "2"
+			}
+		default:
+			newRule(svc, i/4%5)
 		}
 		s.services = append(s.services, svc)
 		slices := 1 + rng.IntN(3)
 		for j := range slices {
 			slice := &discoveryv1.EndpointSlice{
-				ObjectMeta:  metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("%s-%d", svc.Name, j), Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+				ObjectMeta:  metav1.ObjectMeta{Namespace: svc.Namespace, Name: fmt.Sprintf("%s-%d", svc.Name, j), Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
 				AddressType: discoveryv1.AddressTypeIPv4,
 				Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
 			}
@@ -72,6 +82,29 @@ func newEdge10k() *edge10k {
 		}
 	}
 	return s
+}
+
+// unitLabels are the labels of a node of a unit: the unit, its pool, and
+// the zone under two keys.
+func unitLabels(unit int) map[string]string {
+	name, zone := fmt.Sprintf("unit-%04d", unit), fmt.Sprintf("zone-%d", unit%10)
+	return map[string]string{"unit": name, "zone": zone, topology.KeyNodePool: name, topology.KeyZone: zone}
+}
+
+// newRule gives one of the rules of issue 13 to a Service: none, two of
+// trafficDistribution's, OpenYurt's, or its Namespace's default.
+func newRule(svc *corev1.Service, n int) {
+	switch n {
+	case 1:
+		svc.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameZone)
+	case 2:
+		svc.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameNode)
+		svc.Annotations = map[string]string{topology.AnnotationMinReady: "2"}
+	case 3:
+		svc.Annotations = map[string]string{topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+	case 4:
+		svc.Namespace = "grid"
+	}
 }
 
 func (s *edge10k) slice(name string) *discoveryv1.EndpointSlice {
@@ -89,6 +122,9 @@ func (s *edge10k) engine() *topology.Engine {
 		nodes = append(nodes, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}})
 	}
 	e := topology.NewEngine()
+	for name, annotations := range s.namespaces {
+		e.SetNamespace(name, annotations)
+	}
 	e.Load(nodes, s.services, s.slices)
 	return e
 }
@@ -105,11 +141,11 @@ func BenchmarkEdge10kEndpointAdded(b *testing.B) {
 	e := s.engine()
 	// svc-0000 is any-match on the unit; svc-0002 is ordered unit,zone,*, and
 	// the endpoint on node-00042 joins the zone tier that about a thousand
-	// nodes of zone-4 choose.
+	// nodes of zone-4 choose; svc-0011 is PreferSameNode with min-ready 2.
 	for _, tc := range []struct {
 		name  string
 		slice *discoveryv1.EndpointSlice
-	}{{"any-match", s.slice("svc-0000-0")}, {"ordered", s.slice("svc-0002-0")}} {
+	}{{"any-match", s.slice("svc-0000-0")}, {"ordered", s.slice("svc-0002-0")}, {"native", s.slice("svc-0011-0")}} {
 		b.Run(tc.name, func(b *testing.B) {
 			grown := tc.slice.DeepCopy()
 			grown.Endpoints = append(grown.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.255.0.1"}, NodeName: ptr.To("node-00042")})
@@ -127,13 +163,27 @@ func BenchmarkEdge10kEndpointAdded(b *testing.B) {
 func BenchmarkEdge10kNodeMoved(b *testing.B) {
 	s := newEdge10k()
 	e := s.engine()
-	old := s.nodes["node-00042"]
-	moved := map[string]string{"unit": "unit-0999", "zone": "zone-9"}
+	old, moved := s.nodes["node-00042"], unitLabels(999)
 	for i := 0; b.Loop(); i++ {
 		if i%2 == 0 {
 			e.SetNode("node-00042", moved)
 		} else {
 			e.SetNode("node-00042", old)
+		}
+	}
+}
+
+// BenchmarkEdge10kNamespaceDefaultChanged re-prunes the 250 Services that
+// follow Namespace grid's default, alternately to the zone and back.
+func BenchmarkEdge10kNamespaceDefaultChanged(b *testing.B) {
+	s := newEdge10k()
+	e := s.engine()
+	zone := map[string]string{topology.AnnotationGridviewKeys: "topology.kubernetes.io/zone,*"}
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			e.SetNamespace("grid", zone)
+		} else {
+			e.SetNamespace("grid", s.namespaces["grid"])
 		}
 	}
 }

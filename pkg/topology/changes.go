@@ -215,12 +215,13 @@ func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName]*target) m
 		t.flatten()
 		byGroup := map[string]*View{}
 		views := make([]*View, len(t.nodes))
+		holders := e.serviceNodes[svc]
 		for i, node := range t.nodes {
 			labels, ok := e.nodes[node]
 			if !ok {
 				continue
 			}
-			group = appendGroup(group[:0], sv.policy, node, labels)
+			group = appendGroup(group[:0], sv.policy, node, labels, holders)
 			view, ok := byGroup[string(group)]
 			if !ok {
 				view, viewer, sig = sv.view(node, labels, viewer, sig)
@@ -234,13 +235,19 @@ func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName]*target) m
 }
 
 // appendGroup appends what decides a node's view of a Service besides the
-// Service itself: its values of the Service's keys.
-func appendGroup(b []byte, p policy, node string, labels map[string]string) []byte {
+// Service itself: its values of the Service's keys, and itself only when it
+// is one of the holders of the Service's endpoints: else its same-node tier
+// is empty, never chosen, so the nodes that share the other values share
+// the view.
+func appendGroup(b []byte, p policy, node string, labels map[string]string, holders sets.Set[string]) []byte {
 	for _, key := range p.keys {
 		switch {
 		case key == KeyAny:
 		case isSameNode(p, key):
-			b = append(b, node...)
+			if holders.Has(node) {
+				b = append(b, '=')
+				b = append(b, node...)
+			}
 		default:
 			if value, ok := labels[key]; ok {
 				b = append(b, '=')

@@ -139,16 +139,19 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 			return nil
 		}
 	}
-	nodes := sets.New[string]()
+	var falling []string
+	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
+		if falling = e.fallingThrough(p, e.tiers[svc].counts[family]); (size+len(falling))*2 > len(e.nodes) {
+			return nil
+		}
+	}
+	// Sized once: growing a set of thousands of nodes costs more than
+	// filling it.
+	nodes := make(sets.Set[string], size+len(falling))
 	for _, group := range groups {
 		insertAll(nodes, group)
 	}
-	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
-		if nodes.Len()*2 > len(e.nodes) {
-			return nil
-		}
-		insertAll(nodes, e.fallingThrough(p, e.tiers[svc].counts[family]))
-	}
+	nodes.Insert(falling...)
 	return nodes
 }
 
@@ -157,7 +160,8 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 // one address family: they may choose "*" and see any endpoint of it. It
 // visits only the nodes in the groups short of ready endpoints of the key
 // where those are fewest; all nodes when no key has every node in a group.
-func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
+// Each node is listed once.
+func (e *Engine) fallingThrough(p policy, counts tierCounts) []string {
 	var candidates []sets.Set[string]
 	fewest := -1
 	for k, key := range p.keys {
@@ -176,20 +180,20 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) sets.Set[string] {
 			candidates, fewest = groups, n
 		}
 	}
-	out := sets.New[string]()
+	var out []string
 	var viewer []tier
 	if g := e.grouping(p); g != nil {
 		// Nodes of a group share their tiers.
 		for _, group := range g.groups {
 			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); !counts.hasQualifyingTier(p, viewer) {
-				out.Insert(group...)
+				out = append(out, group...)
 			}
 		}
 		return out
 	}
 	visit := func(node string) {
 		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasQualifyingTier(p, viewer) {
-			out.Insert(node)
+			out = append(out, node)
 		}
 	}
 	if fewest < 0 {

@@ -82,6 +82,9 @@ func measureEdge10k() *report {
 	r := &report{sampleNodes: 50}
 	start := time.Now()
 	e := topology.NewEngine()
+	for name, annotations := range s.namespaces {
+		e.SetNamespace(name, annotations)
+	}
 	e.Load(nodes, s.services, s.slices)
 	r.rows = append(r.rows, reportRow{change: "build the index from scratch (Load)", metric: "build", engine: time.Since(start), target: 3 * time.Second})
 	runtime.GC()
@@ -111,6 +114,7 @@ func measureEdge10k() *report {
 	for _, tc := range []struct{ name, metric, slice string }{
 		{"one endpoint added, any-match Service", "endpoint-anymatch", "svc-0000-0"},
 		{"one endpoint added, ordered unit,zone,* Service", "endpoint-ordered", "svc-0002-0"},
+		{"one endpoint added, PreferSameNode min-ready 2 Service", "endpoint-native", "svc-0011-0"},
 	} {
 		original := s.slice(tc.slice)
 		grown := original.DeepCopy()
@@ -121,11 +125,13 @@ func measureEdge10k() *report {
 			}
 			return e.SetEndpointSlice(original)
 		})
-		row.target, row.serviceViews = map[string]time.Duration{"endpoint-anymatch": 200 * time.Microsecond, "endpoint-ordered": 5 * time.Millisecond}[tc.metric], oracle(serviceOf(original))
+		row.target, row.serviceViews = map[string]time.Duration{
+			"endpoint-anymatch": 200 * time.Microsecond, "endpoint-ordered": 5 * time.Millisecond, "endpoint-native": 5 * time.Millisecond,
+		}[tc.metric], oracle(serviceOf(original))
 		r.rows = append(r.rows, row)
 	}
 
-	old, moved := s.nodes["node-00042"], map[string]string{"unit": "unit-0999", "zone": "zone-9"}
+	old, moved := s.nodes["node-00042"], unitLabels(999)
 	row := measureChange("one node moved to another grid unit", "node-moved", func(i int) []topology.SliceChange {
 		if i%2 == 0 {
 			return e.SetNode("node-00042", moved)
@@ -176,7 +182,7 @@ func perServiceOracles(s *edge10k) map[types.NamespacedName]*topologytest.Oracle
 	out := map[types.NamespacedName]*topologytest.Oracle{}
 	for _, svc := range s.services {
 		o := topologytest.NewOracle()
-		o.Nodes = s.nodes
+		o.Nodes, o.Namespaces = s.nodes, s.namespaces
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 		o.Services[key] = svc
 		out[key] = o
