@@ -57,7 +57,11 @@ type serviceRule struct {
 	policy func(value string) (policy, error)
 }
 
-// serviceRules are in the order of precedence issue 13 states.
+// serviceRules are in the order of precedence issue 13 states. topology-mode
+// Auto comes after trafficDistribution, as the issue leaves hints to
+// kube-proxy only for Services without a higher rule (the EndpointSlice
+// controller would prefer the annotation), and before the Namespace
+// default, being a rule of the Service's own.
 var serviceRules = []serviceRule{
 	{read: annotation(AnnotationGridviewKeys), name: named(RuleGridview), policy: ordered(ParseGridviewKeys, RuleGridview)},
 	{read: annotation(AnnotationTopologyKeys), name: named(RuleSuperEdge), policy: anyMatch},
