@@ -112,6 +112,12 @@ func (t *target) flatten() {
 	if t.nodes != nil || t.groups == nil {
 		return
 	}
+	n := 0
+	for _, group := range t.groups {
+		n += len(group)
+	}
+	// Sized once: a Service's change flattens every node.
+	t.nodes, t.groupOf = make([]string, 0, n), make([]int, 0, n)
 	for g, group := range t.groups {
 		t.nodes = append(t.nodes, group...)
 		for range group {

@@ -27,18 +27,27 @@ import (
 )
 
 // SetNamespace records the default rule a Namespace's annotations set, and
-// re-prunes the Services in it that carry no rule of their own.
+// re-prunes the Services in it that carry no rule of their own, one after
+// another: each Service's views before and after are garbage once its
+// changes are known, so that a Namespace of thousands of Services does not
+// hold them all at once. No slice moves between Services, so the changes of
+// one need no ordering against another's.
 func (e *Engine) SetNamespace(name string, annotations map[string]string) []SliceChange {
 	p := namespacePolicy(annotations)
 	if old := e.namespaceDefault(name); old.mode == p.mode && slices.Equal(old.keys, p.keys) && errorText(old.malformed) == errorText(p.malformed) {
 		// Another annotation or label: nothing the views read.
 		return nil
 	}
-	s := scope{}
-	for svc := range e.inheriting[name] {
-		maps.Copy(s, e.serviceScope(svc))
+	if p.mode == topologyapi.TopologyModeNone && p.malformed == nil {
+		delete(e.namespaces, name)
+	} else {
+		e.namespaces[name] = p
 	}
-	return e.change(s, func() { e.setNamespace(name, p) })
+	var changes []SliceChange
+	for _, svc := range slices.SortedFunc(maps.Keys(e.inheriting[name]), compareServices) {
+		changes = append(changes, e.change(e.serviceScope(svc), func() { e.usePolicy(svc, gate(inherit(p, e.services[svc]))) })...)
+	}
+	return changes
 }
 
 // DeleteNamespace forgets a Namespace's default rule.
@@ -50,17 +59,6 @@ func (e *Engine) DeleteNamespace(name string) []SliceChange {
 // parsed: its Services without a rule of their own are then not pruned.
 func (e *Engine) NamespaceMalformed(name string) error {
 	return e.namespaces[name].malformed
-}
-
-func (e *Engine) setNamespace(name string, p policy) {
-	if p.mode == topologyapi.TopologyModeNone && p.malformed == nil {
-		delete(e.namespaces, name)
-	} else {
-		e.namespaces[name] = p
-	}
-	for svc := range e.inheriting[name] {
-		e.usePolicy(svc, gate(inherit(p, e.services[svc])))
-	}
 }
 
 // namespaceDefault returns the default rule of a Namespace, known or not.
