@@ -219,13 +219,21 @@ func (e *Engine) scopeViews(s scope, targets map[types.NamespacedName]*target) m
 			continue
 		}
 		t.flatten()
-		byGroup := map[string]*View{}
+		var byGroup map[string]*View
 		views := make([]*View, len(t.nodes))
 		holders := e.serviceNodes[svc]
 		for i, node := range t.nodes {
 			labels, ok := e.nodes[node]
-			if !ok {
+			switch {
+			case !ok:
 				continue
+			case len(t.nodes) == 1:
+				// A node's own view, as a node change asks of most Services:
+				// no group to share it with.
+				views[i], viewer, sig = sv.view(node, labels, viewer, sig)
+				continue
+			case byGroup == nil:
+				byGroup = map[string]*View{}
 			}
 			group = appendGroup(group[:0], sv.policy, node, labels, holders)
 			view, ok := byGroup[string(group)]
