@@ -122,23 +122,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 				t.Fatal("the informer did not sync")
 			}
 
-			changes := 0
-			for start := time.Now(); time.Since(start) < churn; changes++ {
-				switch changes % 3 {
-				case 0: // a2 moves between the units: a1's view of grid changes
-					if err := s.relabel(ctx, kubeClient, "a2", []string{"b", "a"}[changes/3%2]); err != nil {
-						t.Fatal(err)
-					}
-				case 1:
-					s.writeSlice(t, map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.%d.2", changes%250): "a2", "10.1.0.3": "b1"})
-				default:
-					patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, changes)
-					if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			changes := s.churn(ctx, t, churn)
 
 			if lists, gone := rec.counts(); lists != 1 || gone != 0 {
 				t.Errorf("after the churn: %d lists and %d 410 Gone answers, want the first list only", lists, gone)
@@ -238,4 +222,29 @@ func TestAFollowerAuthorizesANodeBeforeItForwards(t *testing.T) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("a1 getting a2's view on %s: %v, want 403", follower.Name, err)
 	}
+}
+
+// churn changes the site until d has passed and returns how many changes
+// it made: a2 moves between the units (a1's view of grid changes), grid's
+// slice changes, and grid's labels.
+func (s site) churn(ctx context.Context, t *testing.T, d time.Duration) int {
+	t.Helper()
+	changes := 0
+	for start := time.Now(); time.Since(start) < d; changes++ {
+		switch changes % 3 {
+		case 0:
+			if err := s.relabel(ctx, kubeClient, "a2", []string{"b", "a"}[changes/3%2]); err != nil {
+				t.Fatal(err)
+			}
+		case 1:
+			s.writeSlice(t, map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.%d.2", changes%250): "a2", "10.1.0.3": "b1"})
+		default:
+			patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, changes)
+			if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return changes
 }

@@ -33,7 +33,6 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clientfeatures "k8s.io/client-go/features"
 
 	"github.com/gridview/gridview/test/e2e/framework"
@@ -102,31 +101,6 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
-}
-
-// churn changes the site until d has passed and returns how many changes
-// it made: a2 moves between the units (a1's view of grid changes), grid's
-// slice changes, and grid's labels.
-func (s site) churn(ctx context.Context, t *testing.T, d time.Duration) int {
-	t.Helper()
-	changes := 0
-	for start := time.Now(); time.Since(start) < d; changes++ {
-		switch changes % 3 {
-		case 0:
-			if err := s.relabel(ctx, kubeClient, "a2", []string{"b", "a"}[changes/3%2]); err != nil {
-				t.Fatal(err)
-			}
-		case 1:
-			s.writeSlice(t, map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.%d.2", changes%250): "a2", "10.1.0.3": "b1"})
-		default:
-			patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, changes)
-			if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return changes
 }
 
 // onceEach says whether every resource was counted exactly once.
