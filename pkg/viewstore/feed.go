@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/topology"
 )
 
@@ -172,7 +174,10 @@ func (f *Feed) load() error {
 		if malformed := f.store.malformed(svc); malformed != "" {
 			f.reportMalformed(svc, malformed)
 		}
-		f.reportRules(svc)
+		// Only a change seen while running is reported: Events are
+		// ephemeral, so reporting what a restart finds would send one per
+		// Service per replica at every start, news to nobody.
+		f.noteRules(svc)
 	}
 	for _, slice := range slices {
 		f.applied[inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}}] = slice.ResourceVersion
@@ -226,7 +231,10 @@ func (f *Feed) set(obj metav1.Object) {
 		if malformed := f.store.SetService(obj); malformed != "" {
 			f.reportMalformed(obj, malformed)
 		}
-		f.reportRules(obj)
+		if rules, news := f.noteRules(obj); news {
+			f.recorder.Eventf(obj, corev1.EventTypeNormal, "TopologyRuleChosen",
+				"The Service carries several topology rules (%s): %s applies", strings.Join(rules, ", "), rules[0])
+		}
 	case *discoveryv1.EndpointSlice:
 		f.store.SetEndpointSlice(obj)
 	case *corev1.Namespace:
@@ -262,52 +270,33 @@ func (f *Feed) reportMalformed(obj interface {
 		"A topology annotation cannot be parsed, so it is ignored: %s", why)
 }
 
-// reportRules reports, once per change of them, which of a Service's several
-// topology rules applies.
-func (f *Feed) reportRules(svc *corev1.Service) {
+// noteRules records which of a Service's several topology rules applies,
+// and returns them and whether that is news: the Event is sent once per
+// change of them. A ServiceGrid's Service is left out: it carries its one
+// rule rendered twice, as topologyKeys and topology.gridview.io/keys, and
+// is not the owner's choice to report.
+func (f *Feed) noteRules(svc *corev1.Service) (rules []string, news bool) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
-	rules := topology.Rules(svc)
-	if len(rules) < 2 {
+	rules = topology.Rules(svc)
+	if len(rules) < 2 || renderedByServiceGrid(svc) {
 		delete(f.chosen, key)
-		return
+		return nil, false
 	}
 	names := strings.Join(rules, ", ")
 	if f.chosen[key] == names {
-		return
+		return rules, false
 	}
 	f.chosen[key] = names
-	f.recorder.Eventf(svc, corev1.EventTypeNormal, "TopologyRuleChosen",
-		"The Service carries several topology rules (%s): %s applies", names, rules[0])
+	return rules, true
 }
 
-// SetNamespace applies a Namespace's default topology rule. It returns why
-// the default cannot be parsed when that is news: the caller reports it.
-func (s *Store) SetNamespace(ns *corev1.Namespace) (newlyMalformed string) {
-	s.apply(func(uint64) []topology.SliceChange {
-		before := s.engine.NamespaceMalformed(ns.Name)
-		changes := s.engine.SetNamespace(ns.Name, ns.Annotations)
-		if after := s.engine.NamespaceMalformed(ns.Name); after != nil && (before == nil || before.Error() != after.Error()) {
-			newlyMalformed = after.Error()
-		}
-		return changes
-	})
-	return newlyMalformed
-}
-
-// DeleteNamespace forgets a Namespace's default topology rule.
-func (s *Store) DeleteNamespace(name string) {
-	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteNamespace(name) })
-}
-
-// loadNamespace gives a Namespace's default to the store before Load: none
-// of its Services is known yet, so nothing changes. It returns why the
-// default cannot be parsed, or "".
-func (s *Store) loadNamespace(ns *corev1.Namespace) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.engine.SetNamespace(ns.Name, ns.Annotations)
-	if err := s.engine.NamespaceMalformed(ns.Name); err != nil {
-		return err.Error()
+// renderedByServiceGrid says whether a topology.gridview.io ServiceGrid
+// controls the Service.
+func renderedByServiceGrid(svc *corev1.Service) bool {
+	ref := metav1.GetControllerOf(svc)
+	if ref == nil || ref.Kind != "ServiceGrid" {
+		return false
 	}
-	return ""
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == topologyapi.GroupName
 }

@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/topology"
@@ -170,5 +171,113 @@ func TestFeedFollowsNamespaceDefaultsAndReportsRules(t *testing.T) {
 	case event := <-recorder.Events:
 		t.Errorf("the same rules were reported again: %q", event)
 	default:
+	}
+}
+
+// TestFeedReportsRuleChangesOnly checks what is news of a Service's several
+// rules: the first TopologyRuleChosen Event must be the last step's, since
+// the Events of one informer come in order through one worker.
+func TestFeedReportsRuleChangesOnly(t *testing.T) {
+	gridviewOpenYurt := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+	gridviewSuperEdge := map[string]string{topology.AnnotationGridviewKeys: "unit,*", topology.AnnotationTopologyKeys: `["unit","*"]`}
+	allThree := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationTopologyKeys: `["unit"]`,
+		topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+	rendered := func(name string, annotations map[string]string) *corev1.Service {
+		svc := service("demo", name, nil, annotations)
+		svc.OwnerReferences = []metav1.OwnerReference{{APIVersion: "topology.gridview.io/v1alpha1", Kind: "ServiceGrid", Name: name, UID: "u", Controller: ptr.To(true)}}
+		return svc
+	}
+	ownedByOthers := rendered("other", gridviewSuperEdge)
+	ownedByOthers.OwnerReferences[0].APIVersion = "example.com/v1"
+	tests := []struct {
+		name    string
+		atStart []runtime.Object
+		// updates are applied in order; the last must be reported.
+		updates []*corev1.Service
+		want    string
+	}{{
+		name:    "rules found at start are not news, nor is another change of their Service",
+		atStart: []runtime.Object{service("demo", "echo", nil, gridviewOpenYurt)},
+		updates: []*corev1.Service{service("demo", "echo", map[string]string{"app": "echo"}, gridviewOpenYurt), service("demo", "echo", nil, allThree)},
+		want:    "(Gridview, SuperEdge, OpenYurt): Gridview applies",
+	}, {
+		name:    "a ServiceGrid's Service found at start",
+		atStart: []runtime.Object{rendered("grid", gridviewSuperEdge)},
+		updates: []*corev1.Service{service("demo", "echo", nil, gridviewOpenYurt)},
+		want:    "(Gridview, OpenYurt): Gridview applies",
+	}, {
+		name:    "a ServiceGrid's Service rendered while running",
+		updates: []*corev1.Service{rendered("grid", gridviewSuperEdge), service("demo", "echo", nil, gridviewOpenYurt)},
+		want:    "(Gridview, OpenYurt): Gridview applies",
+	}, {
+		name:    "a Service another group's ServiceGrid controls",
+		updates: []*corev1.Service{ownedByOthers},
+		want:    "(Gridview, SuperEdge): Gridview applies",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kube, store, recorder := startFeed(t, tc.atStart...)
+			// An update before the feed lists its Services would be found at start.
+			if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+				return store.Loaded(), nil
+			}); err != nil {
+				t.Fatalf("the store was not loaded: %v", err)
+			}
+			for i, svc := range tc.updates {
+				svc.ResourceVersion = fmt.Sprint(i + 10)
+				_, err := kube.CoreV1().Services("demo").Update(t.Context(), svc, metav1.UpdateOptions{})
+				if apierrors.IsNotFound(err) {
+					_, err = kube.CoreV1().Services("demo").Create(t.Context(), svc, metav1.CreateOptions{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			awaitEvent(t, recorder, corev1.EventTypeNormal+" TopologyRuleChosen The Service carries several topology rules "+tc.want)
+		})
+	}
+}
+
+// TestFeedCountsMalformedDefaults follows one Namespace through the gauge
+// of malformed defaults, from the load on.
+func TestFeedCountsMalformedDefaults(t *testing.T) {
+	RegisterMetrics()
+	malformed := map[string]string{topology.AnnotationGridviewKeys: "*,unit"}
+	demo := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: malformed}}
+	kube, _, _ := startFeed(t, demo, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fine"}})
+	awaitGauge := func(want float64) {
+		t.Helper()
+		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			return gaugeValue(t, malformedDefaults) == want, nil
+		}); err != nil {
+			t.Fatalf("%v malformed Namespace defaults, want %v", gaugeValue(t, malformedDefaults), want)
+		}
+	}
+	awaitGauge(1)
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		deleted     bool
+		want        float64
+	}{
+		{name: "mended", annotations: map[string]string{topology.AnnotationGridviewKeys: "unit"}, want: 0},
+		{name: "broken again", annotations: malformed, want: 1},
+		{name: "deleted", deleted: true, want: 0},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			if tc.deleted {
+				err = kube.CoreV1().Namespaces().Delete(t.Context(), demo.Name, metav1.DeleteOptions{})
+			} else {
+				ns := demo.DeepCopy()
+				ns.Annotations, ns.ResourceVersion = tc.annotations, fmt.Sprint(i+2)
+				_, err = kube.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			awaitGauge(tc.want)
+		})
 	}
 }

@@ -50,7 +50,14 @@ var (
 	})
 	malformedAnnotations = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem: "gridview_topology", Name: "malformed_annotations", StabilityLevel: metrics.ALPHA,
-		Help: "Services whose topology annotation cannot be parsed; they are not pruned.",
+		Help: "Services whose own topology annotations cannot be parsed; what cannot is ignored: a malformed rule leaves its Service unpruned, a malformed min-ready leaves it pruned without the gating.",
+	})
+	// A Namespace's default is counted apart: the Services it leaves
+	// unpruned carry nothing malformed, and the name above is what
+	// dashboards already read.
+	malformedDefaults = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: "gridview_topology", Name: "malformed_namespace_defaults", StabilityLevel: metrics.ALPHA,
+		Help: "Namespaces whose default topology rule cannot be parsed; their Services without a rule of their own are not pruned.",
 	})
 )
 
@@ -59,7 +66,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the store's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations)
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults)
 	})
 }
 

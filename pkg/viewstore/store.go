@@ -82,18 +82,22 @@ type Store struct {
 	departed    map[string]uint64
 	nodeCreated map[string]metav1.Time
 	services    map[types.NamespacedName]serviceMeta
-	closed      bool
+	// malformedNamespaces holds why the default of each Namespace whose
+	// default is malformed cannot be parsed.
+	malformedNamespaces map[string]string
+	closed              bool
 }
 
 // New returns an empty store that serves nothing until it is loaded.
 func New(options Options) *Store {
 	return &Store{
-		options:     options,
-		engine:      topology.NewEngine(),
-		nodeAdded:   map[string]uint64{},
-		departed:    map[string]uint64{},
-		nodeCreated: map[string]metav1.Time{},
-		services:    map[types.NamespacedName]serviceMeta{},
+		options:             options,
+		engine:              topology.NewEngine(),
+		nodeAdded:           map[string]uint64{},
+		departed:            map[string]uint64{},
+		nodeCreated:         map[string]metav1.Time{},
+		services:            map[types.NamespacedName]serviceMeta{},
+		malformedNamespaces: map[string]string{},
 	}
 }
 
