@@ -272,9 +272,9 @@ func (f *Feed) reportMalformed(obj interface {
 
 // noteRules records which of a Service's several topology rules applies,
 // and returns them and whether that is news: the Event is sent once per
-// change of them. A ServiceGrid's Service is left out: it carries its one
-// rule rendered twice, as topologyKeys and topology.gridview.io/keys, and
-// is not the owner's choice to report.
+// change of them. A ServiceGrid's Service is left out: its topologyKeys and
+// topology.gridview.io/keys are one rule rendered twice, not a choice
+// between rules.
 func (f *Feed) noteRules(svc *corev1.Service) (rules []string, news bool) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	rules = topology.Rules(svc)
