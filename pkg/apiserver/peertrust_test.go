@@ -106,7 +106,7 @@ func TestLeaderReadsCountWhoServed(t *testing.T) {
 	server := follower(t, strings.TrimPrefix(leader.URL, "https://"), caBundle, &servedBy{name: "local"})
 	const views = "/apis/topology.gridview.io/v1alpha1/nodeendpoints"
 	for _, tc := range []struct {
-		name, query         string
+		name, query           string
 		wantLeader, wantLocal float64
 	}{
 		{name: "forwarded", query: "", wantLeader: 1},

@@ -27,7 +27,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
@@ -293,10 +292,6 @@ func (f *Feed) noteRules(svc *corev1.Service) (rules []string, news bool) {
 // renderedByServiceGrid says whether a topology.gridview.io ServiceGrid
 // controls the Service.
 func renderedByServiceGrid(svc *corev1.Service) bool {
-	ref := metav1.GetControllerOf(svc)
-	if ref == nil || ref.Kind != "ServiceGrid" {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == topologyapi.GroupName
+	_, ok := topologyapi.ControllingServiceGrid(svc)
+	return ok
 }

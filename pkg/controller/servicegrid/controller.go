@@ -24,9 +24,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -37,6 +35,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions/topology/v1alpha1"
@@ -158,7 +157,7 @@ func (c *Controller) enqueueServiceGridOf(obj interface{}) {
 	if !ok {
 		return
 	}
-	if owner, ok := controllingServiceGrid(svc); ok {
+	if owner, ok := topologyapi.ControllingServiceGrid(svc); ok {
 		c.Enqueue(svc.Namespace, owner)
 	}
 	if selector := svc.Labels[LabelGridSelector]; selector != "" {
@@ -169,19 +168,6 @@ func (c *Controller) enqueueServiceGridOf(obj interface{}) {
 			c.Enqueue(svc.Namespace, name)
 		}
 	}
-}
-
-// controllingServiceGrid returns the name of the ServiceGrid that controls svc.
-func controllingServiceGrid(svc *corev1.Service) (string, bool) {
-	ref := metav1.GetControllerOf(svc)
-	if ref == nil || ref.Kind != "ServiceGrid" {
-		return "", false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	if err != nil || gv.Group != v1alpha1.GroupName {
-		return "", false
-	}
-	return ref.Name, true
 }
 
 // Run waits for the informers, then reconciles with the given number of

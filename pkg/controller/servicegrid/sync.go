@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
@@ -111,7 +112,7 @@ func (c *Controller) deleteServicesOfDeleted(ctx context.Context, key cache.Obje
 	}
 	for _, svc := range services {
 		ref := metav1.GetControllerOf(svc)
-		if owner, ok := controllingServiceGrid(svc); !ok || owner != key.Name || (live != nil && ref.UID == live.UID) || slices.Contains(gone, ref.UID) {
+		if owner, ok := topologyapi.ControllingServiceGrid(svc); !ok || owner != key.Name || (live != nil && ref.UID == live.UID) || slices.Contains(gone, ref.UID) {
 			continue
 		}
 		klog.FromContext(ctx).Info("Keeping a Service whose ServiceGrid is missing but was not seen deleted",
@@ -272,7 +273,7 @@ func adoptionAdmitted(orphan *corev1.Service, sg *v1alpha1.ServiceGrid) bool {
 // of the same name created or adopted since it was listed.
 func (c *Controller) deleteServices(ctx context.Context, grid cache.ObjectName, uid types.UID, services []*corev1.Service, match func(*corev1.Service) bool) error {
 	for _, svc := range services {
-		if owner, ok := controllingServiceGrid(svc); !ok || owner != grid.Name || metav1.GetControllerOf(svc).UID != uid || !match(svc) {
+		if owner, ok := topologyapi.ControllingServiceGrid(svc); !ok || owner != grid.Name || metav1.GetControllerOf(svc).UID != uid || !match(svc) {
 			continue
 		}
 		err := c.kube.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{
