@@ -51,7 +51,12 @@ const (
 )
 
 // ParseTopologyKeys parses SuperEdge's topologyKeys annotation. A key listed
-// again is ignored, as SuperEdge's wrapper ignores it.
+// again is ignored, as SuperEdge's wrapper ignores it. The list may end with
+// "*", the fallback set, as the deprecated Service.spec.topologyKeys of
+// Kubernetes allowed it only last ("any topology"); SuperEdge's wrapper
+// (superedge/superedge pkg/application-grid-wrapper/storage/util.go,
+// hasIntersectionLabel) reads "*" as a label no node carries: it prunes a
+// list ending in "*" as the list without it, only gridview falls back.
 func ParseTopologyKeys(value string) ([]string, error) {
 	var keys []string
 	if err := json.Unmarshal([]byte(value), &keys); err != nil {
@@ -61,7 +66,10 @@ func ParseTopologyKeys(value string) ([]string, error) {
 		return nil, fmt.Errorf("%s lists no node label key", AnnotationTopologyKeys)
 	}
 	keys = firstOccurrences(keys)
-	if err := validateKeys(AnnotationTopologyKeys, keys, false); err != nil {
+	if err := validateKeys(AnnotationTopologyKeys, keys, true); err != nil {
+		return nil, err
+	}
+	if err := anyLast(AnnotationTopologyKeys, keys); err != nil {
 		return nil, err
 	}
 	return keys, nil
@@ -81,12 +89,20 @@ func ParseGridviewKeys(value string) ([]string, error) {
 	if err := validateKeys(AnnotationGridviewKeys, keys, true); err != nil {
 		return nil, err
 	}
-	for i, key := range keys[:len(keys)-1] {
-		if key == KeyAny {
-			return nil, fmt.Errorf("%s: %q must come last, the %d keys after it are never used", AnnotationGridviewKeys, KeyAny, len(keys)-i-1)
-		}
+	if err := anyLast(AnnotationGridviewKeys, keys); err != nil {
+		return nil, err
 	}
 	return keys, nil
+}
+
+// anyLast checks that "*", every endpoint, comes last if at all.
+func anyLast(annotation string, keys []string) error {
+	for i, key := range keys[:len(keys)-1] {
+		if key == KeyAny {
+			return fmt.Errorf("%s: %q must come last, the %d keys after it are never used", annotation, KeyAny, len(keys)-i-1)
+		}
+	}
+	return nil
 }
 
 // Bounds of what a malformed annotation is reported with. An annotation may

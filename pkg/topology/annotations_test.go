@@ -37,8 +37,12 @@ func TestParseTopologyKeys(t *testing.T) {
 		{value: `["unit","unit"]`, want: []string{"unit"}},
 		{value: `["zone","unit","zone","unit"]`, want: []string{"zone", "unit"}},
 		{value: `["unit","unit","bad key"]`, wantErr: `key "bad key"`},
-		{value: `["*","*"]`, wantErr: `key "*"`},
-		{value: `["*"]`, wantErr: `key "*"`},
+		{value: `["*","*"]`, want: []string{"*"}},
+		{value: `["*"]`, want: []string{"*"}},
+		{value: `["unit","zone","*"]`, want: []string{"unit", "zone", "*"}},
+		{value: `["unit","*","*"]`, want: []string{"unit", "*"}},
+		{value: `["*","unit"]`, wantErr: "must come last"},
+		{value: `["unit","*","zone"]`, wantErr: `"*" must come last, the 1 keys after it are never used`},
 		{value: `["bad key"]`, wantErr: `key "bad key"`},
 	}
 	for _, tc := range tests {

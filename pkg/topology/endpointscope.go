@@ -91,10 +91,10 @@ func changedEndpoints(old, new []discoveryv1.Endpoint) []discoveryv1.Endpoint {
 // endpoints touched, all of one address family, appear, go or change; nil
 // means every node, and stands for any set of more than half of them. A node
 // sees an endpoint in a key's tier when they share the key's value, and only
-// the counts of those tiers change. A node of an ordered Service that has no
-// tier of that family but "*" with the ready endpoints min-ready asks may
-// also see any endpoint; the other nodes keep the counts of every tier but
-// "*", so they keep their choice. The other families' choices do not depend
+// the counts of those tiers change. A node of a Service with "*" that may
+// fall through to it (ordered) or back on it (any-match) in that family
+// also sees any endpoint; the other nodes keep the counts of every tier but
+// "*", and their matched endpoints, so they keep their choice. The other families' choices do not depend
 // on these endpoints.
 func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.AddressType, touched []discoveryv1.Endpoint) sets.Set[string] {
 	p, ok := e.services[svc]
@@ -140,8 +140,8 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 		}
 	}
 	var falling []string
-	if p.mode == topologyapi.TopologyModeOrdered && slices.Contains(p.keys, KeyAny) {
-		if falling = e.fallingThrough(p, e.tiers[svc].counts[family]); (size+len(falling))*2 > len(e.nodes) {
+	if p.fallsBack() {
+		if falling = e.fallingThrough(e.tiers[svc], family); (size+len(falling))*2 > len(e.nodes) {
 			return nil
 		}
 	}
@@ -155,13 +155,20 @@ func (e *Engine) endpointScope(svc types.NamespacedName, family discoveryv1.Addr
 	return nodes
 }
 
-// fallingThrough returns the nodes for which no tier of an ordered Service
-// but "*" holds the ready endpoints min-ready asks of it in counts, those of
-// one address family: they may choose "*" and see any endpoint of it. It
-// visits only the nodes in the groups short of ready endpoints of the key
-// where those are fewest; all nodes when no key has every node in a group.
-// Each node is listed once.
-func (e *Engine) fallingThrough(p policy, counts tierCounts) []string {
+// fallingThrough returns the nodes that may see any endpoint of one address
+// family of a Service with "*": for an ordered one, those for which no tier
+// but "*" holds the ready endpoints min-ready asks of it, so that they may
+// choose "*"; for an any-match one, those that get the fallback set. Either
+// needs every tier of the node short of its minimum, so it visits only the
+// nodes in the groups short of ready endpoints of the key where those are
+// fewest; all nodes when no key has every node in a group. Each node is
+// listed once.
+func (e *Engine) fallingThrough(st *serviceTiers, family discoveryv1.AddressType) []string {
+	p, counts := st.policy, st.counts[family]
+	falls := func(viewer []tier) bool { return !counts.hasQualifyingTier(p, viewer) }
+	if p.mode == topologyapi.TopologyModeAnyMatch {
+		falls = func(viewer []tier) bool { return st.fallingBack(family, viewer) }
+	}
 	var candidates []sets.Set[string]
 	fewest := -1
 	for k, key := range p.keys {
@@ -185,14 +192,14 @@ func (e *Engine) fallingThrough(p policy, counts tierCounts) []string {
 	if g := e.grouping(p); g != nil {
 		// Nodes of a group share their tiers.
 		for _, group := range g.groups {
-			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); !counts.hasQualifyingTier(p, viewer) {
+			if viewer = tiersOf(viewer, p, group[0], e.nodes[group[0]], true); falls(viewer) {
 				out = append(out, group...)
 			}
 		}
 		return out
 	}
 	visit := func(node string) {
-		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); !counts.hasQualifyingTier(p, viewer) {
+		if viewer = tiersOf(viewer, p, node, e.nodes[node], true); falls(viewer) {
 			out = append(out, node)
 		}
 	}

@@ -148,9 +148,10 @@ func randomAnnotations(rng *rand.Rand) map[string]string {
 		annotations[topology.AnnotationTopologyKeys] = `["unit"]`
 	case 1:
 		// In any-match mode the hostname is a label like any other.
-		annotations[topology.AnnotationTopologyKeys] = oneOf(rng, `["zone","unit"]`, `["kubernetes.io/hostname","unit"]`)
+		annotations[topology.AnnotationTopologyKeys] = oneOf(rng, `["zone","unit"]`, `["kubernetes.io/hostname","unit"]`,
+			`["unit","*"]`, `["zone","unit","*"]`, `["kubernetes.io/hostname","topology.kubernetes.io/zone","*"]`, `["*"]`)
 	case 2:
-		annotations[topology.AnnotationTopologyKeys] = []string{`[bad`, `[]`, `["unit","unit"]`}[rng.IntN(3)]
+		annotations[topology.AnnotationTopologyKeys] = oneOf(rng, `[bad`, `[]`, `["unit","unit"]`, `["*","unit"]`, `["unit","*","*"]`)
 	case 3:
 		annotations[topology.AnnotationGridviewKeys] = []string{"unit,zone,*", "kubernetes.io/hostname,unit", "zone", "unit,*", "unit,zone,unit,*,*"}[rng.IntN(5)]
 	case 4:

@@ -114,8 +114,8 @@ func (e *Engine) forgetKey(label string, svc types.NamespacedName) {
 
 // gate sets the ready endpoints each key's tier needs to be chosen. An
 // OpenYurt Service's one tier is a hard filter, with nothing to fall back to.
-// An any-match Service never lists "*", so it keeps its matched endpoints
-// whatever their number, as issue 13 says of one without "*".
+// An any-match Service without "*" keeps its matched endpoints whatever
+// their number, as issue 13 says.
 func gate(p policy) policy {
 	p.mins = make([]int, len(p.keys))
 	for k, key := range p.keys {
@@ -130,7 +130,8 @@ func gate(p policy) policy {
 // appendSignature appends what a node's view of a Service depends on besides
 // the Service's endpoints: nodes with equal signatures share the view. For an
 // ordered Service, that is the tier it chooses for each address family; for
-// an any-match one, its tiers that hold an endpoint.
+// an any-match one, its tiers that hold an endpoint and the families it
+// gets every endpoint of.
 func appendSignature(b []byte, p policy, st *serviceTiers, viewer []tier) []byte {
 	switch p.mode {
 	case topologyapi.TopologyModeOrdered:
@@ -153,6 +154,14 @@ func appendSignature(b []byte, p policy, st *serviceTiers, viewer []tier) []byte
 				b = append(b, '-')
 			}
 			b = append(b, 0)
+		}
+		// In sorted order, so that equal views have equal signatures.
+		falling := st.fallingFamilies(viewer)
+		for _, family := range st.families {
+			if falling[family] {
+				b = append(b, family...)
+				b = append(b, 0)
+			}
 		}
 	}
 	return b

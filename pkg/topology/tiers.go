@@ -143,6 +143,9 @@ type serviceTiers struct {
 	counts map[discoveryv1.AddressType]tierCounts
 	// families are the families in counts, sorted.
 	families []discoveryv1.AddressType
+	// ready holds, for an any-match Service with "*", the ready endpoints
+	// per family and node ("" for none).
+	ready map[discoveryv1.AddressType]map[string]*readyOn
 }
 
 // held tells whether a tier holds an endpoint of any family.
@@ -213,9 +216,9 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 		}
 		for i := range slice.endpoints {
 			ep := &slice.endpoints[i]
-			tiers := unplaced
+			tiers, node := unplaced, ""
 			if ep.NodeName != nil {
-				node := *ep.NodeName
+				node = *ep.NodeName
 				if tiers = byNode[node]; tiers == nil {
 					labels, known := e.nodes[node]
 					tiers = tiersOf(nil, p, node, labels, known)
@@ -223,6 +226,7 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 				}
 			}
 			endpoints[i] = tiers
+			st.countReady(slice.addressType, node, tiers, Ready(ep))
 			for k, t := range tiers {
 				if t.in {
 					c := counts[k][t.value]

@@ -92,12 +92,19 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 	view := &View{Labels: p.labels, Topology: topologyapi.TopologyInfo{Mode: p.mode, Keys: p.keys, Rule: p.rule}}
 	switch p.mode {
 	case topologyapi.TopologyModeAnyMatch:
-		if k := st.firstHeld(viewer); k >= 0 {
+		falling := st.fallingFamilies(viewer)
+		switch k := st.firstHeld(viewer); {
+		case len(falling) > 0:
+			view.Topology.MatchedKey = KeyAny
+		case k >= 0:
 			view.Topology.MatchedKey = p.keys[k]
 		}
-		view.Slices = prune(source, st, func(_ discoveryv1.AddressType, tiers []tier) bool {
-			for k, t := range tiers {
-				if t.meets(viewer[k]) {
+		view.Slices = prune(source, st, func(family discoveryv1.AddressType, tiers []tier) bool {
+			if falling[family] {
+				return true
+			}
+			for k := range p.matching() {
+				if tiers[k].meets(viewer[k]) {
 					return true
 				}
 			}

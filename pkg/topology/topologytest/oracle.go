@@ -139,23 +139,51 @@ func (o *Oracle) View(node string, svc *corev1.Service) *topology.View {
 			matched = filter
 		}
 	case mode == topologyapi.TopologyModeAnyMatch:
-		// min-ready sends a node short of ready matched endpoints to the "*"
-		// set only when the Service lists "*", which topologyKeys never does:
-		// it keeps its matched endpoints.
-		keep = func(ep discoveryv1.Endpoint, _ discoveryv1.AddressType) bool {
-			for _, key := range keys {
-				if sameValue(key, ep) {
-					return true
+		// Issue 13: a node keeps its matched endpoints only when they number
+		// at least the minimum of the keys that matched, else it gets the
+		// "*" set if the Service lists "*" (last), else its matched
+		// endpoints. Counted as min-ready counts, ready endpoints, and per
+		// address family, as ordered mode chooses; a key matched when the
+		// node's tier of it holds an endpoint of the family. No key
+		// matched: no matched endpoint, fewer than any minimum.
+		labelled := keys
+		wild := len(keys) > 0 && keys[len(keys)-1] == topology.KeyAny
+		if wild {
+			labelled = keys[:len(keys)-1]
+		}
+		matches := func(ep discoveryv1.Endpoint) bool {
+			return slices.ContainsFunc(labelled, func(key string) bool { return sameValue(key, ep) })
+		}
+		fallback := map[discoveryv1.AddressType]bool{}
+		for _, slice := range source {
+			family := slice.AddressType
+			// A family without endpoints has no "*" set to fall back on.
+			if _, done := fallback[family]; done || !wild || !tierHas(topology.KeyAny, family, anyEndpoint) {
+				continue
+			}
+			least := -1
+			for _, key := range labelled {
+				if tierHolds(topology.KeyAny, family, func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) > 0 && (least < 0 || r.minimum(key) < least) {
+					least = r.minimum(key)
 				}
 			}
-			return false
+			ready := tierHolds(topology.KeyAny, family, func(ep discoveryv1.Endpoint) bool { return matches(ep) && isReady(ep) })
+			fallback[family] = least < 0 || ready < least
+			if fallback[family] {
+				matched = topology.KeyAny
+			}
 		}
-		for _, key := range keys {
+		keep = func(ep discoveryv1.Endpoint, family discoveryv1.AddressType) bool {
+			return fallback[family] || matches(ep)
+		}
+		for _, key := range labelled {
+			if matched != "" {
+				break
+			}
 			// Every endpoint, as the node's label matches: the hostname is a
 			// label here, not the node itself.
 			if tierHas(topology.KeyAny, "", func(ep discoveryv1.Endpoint) bool { return sameValue(key, ep) }) {
 				matched = key
-				break
 			}
 		}
 	case mode == topologyapi.TopologyModeOrdered:
