@@ -202,3 +202,25 @@ func BenchmarkEdge10kAnnotationChanged(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEdge10kEndpointAddedAnyMatchFallback is EndpointAdded for an
+// any-match Service that lists "*" with min-ready 2: nearly every node, in
+// a unit short of two ready endpoints, gets every endpoint, so every change
+// of one reaches them.
+func BenchmarkEdge10kEndpointAddedAnyMatchFallback(b *testing.B) {
+	s := newEdge10k()
+	e := s.engine()
+	svc := s.services[1].DeepCopy()
+	svc.Annotations = map[string]string{topology.AnnotationTopologyKeys: `["unit","*"]`, topology.AnnotationMinReady: "2"}
+	e.SetService(svc)
+	slice := s.slice("svc-0001-0")
+	grown := slice.DeepCopy()
+	grown.Endpoints = append(grown.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.255.0.1"}, NodeName: ptr.To("node-00042")})
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			e.SetEndpointSlice(grown)
+		} else {
+			e.SetEndpointSlice(slice)
+		}
+	}
+}
