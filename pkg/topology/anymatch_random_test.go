@@ -86,22 +86,9 @@ func manyNodesChange(rng *rand.Rand, engine *topology.Engine, model *topologytes
 		model.Nodes[name] = labels
 		return fmt.Sprintf("set node %s %v", name, labels), engine.SetNode(name, labels)
 	case 2, 3, 4:
-		keys := slices.SortedFunc(maps.Keys(model.Slices), topology.CompareServices)
-		if len(keys) == 0 {
-			break
+		if what, changes, ok := editEndpoint(rng, engine, model, randomNodes); ok {
+			return what, changes
 		}
-		slice := model.Slices[oneOf(rng, keys...)].DeepCopy()
-		if len(slice.Endpoints) == 0 {
-			break
-		}
-		i := rng.IntN(len(slice.Endpoints))
-		if rng.IntN(3) == 0 {
-			slice.Endpoints[i].NodeName = ptr.To(oneOf(rng, randomNodes...))
-		} else {
-			slice.Endpoints[i].Conditions.Ready = oneOf(rng, nil, ptr.To(true), ptr.To(false))
-		}
-		model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
-		return fmt.Sprintf("edit slice %s/%s endpoint %d", slice.Namespace, slice.Name, i), engine.SetEndpointSlice(slice)
 	case 5, 6:
 		slice := randomSlice(rng)
 		for j := range rng.IntN(6) {
@@ -115,4 +102,26 @@ func manyNodesChange(rng *rand.Rand, engine *topology.Engine, model *topologytes
 		return fmt.Sprintf("set slice %s/%s", slice.Namespace, slice.Name), engine.SetEndpointSlice(slice)
 	}
 	return randomChange(rng, engine, model)
+}
+
+// editEndpoint moves one endpoint of a random slice to one of nodes or sets
+// its readiness, in the engine and the model; false when the slice picked
+// has none.
+func editEndpoint(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle, nodes []string) (string, []topology.SliceChange, bool) {
+	keys := slices.SortedFunc(maps.Keys(model.Slices), topology.CompareServices)
+	if len(keys) == 0 {
+		return "", nil, false
+	}
+	slice := model.Slices[oneOf(rng, keys...)].DeepCopy()
+	if len(slice.Endpoints) == 0 {
+		return "", nil, false
+	}
+	i := rng.IntN(len(slice.Endpoints))
+	if rng.IntN(3) == 0 {
+		slice.Endpoints[i].NodeName = ptr.To(oneOf(rng, nodes...))
+	} else {
+		slice.Endpoints[i].Conditions.Ready = oneOf(rng, nil, ptr.To(true), ptr.To(false))
+	}
+	model.Slices[types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}] = slice
+	return fmt.Sprintf("edit slice %s/%s endpoint %d", slice.Namespace, slice.Name, i), engine.SetEndpointSlice(slice), true
 }

@@ -82,7 +82,9 @@ func TestParseHostileAnnotations(t *testing.T) {
 		{name: "thousands of duplicates", parse: topology.ParseGridviewKeys, value: strings.Repeat("unit,", 20000) + "unit", wantKeys: 1},
 		{name: "thousands of duplicates, any-match", parse: topology.ParseTopologyKeys, value: jsonOf(slices.Repeat([]string{"unit"}, 20000)), wantKeys: 1},
 		{name: "* before thousands of keys", parse: topology.ParseGridviewKeys, value: "*," + strings.Join(manyKeys(10000), ","), wantErr: "the 10000 keys after it"},
+		{name: "* before thousands of any-match keys", parse: topology.ParseTopologyKeys, value: jsonOf(append([]string{"*"}, manyKeys(10000)...)), wantErr: "the 10000 keys after it"},
 		{name: "thousands of valid keys", parse: topology.ParseTopologyKeys, value: jsonOf(manyKeys(10000)), wantKeys: 10000},
+		{name: "thousands of valid keys and *", parse: topology.ParseTopologyKeys, value: jsonOf(append(manyKeys(10000), "*")), wantKeys: 10001},
 		{name: "thousands of valid ordered keys", parse: topology.ParseGridviewKeys, value: strings.Join(manyKeys(10000), ",") + ",*", wantKeys: 10001},
 	}
 	for _, tc := range tests {
@@ -123,6 +125,7 @@ func TestThousandsOfKeysAndEndpoints(t *testing.T) {
 		mode        topologyapi.TopologyMode
 	}{
 		{name: "any-match", annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + strings.Join(append(keys, "unit"), `","`) + `"]`}, mode: topologyapi.TopologyModeAnyMatch},
+		{name: "any-match with *", annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + strings.Join(append(keys, "unit", "*"), `","`) + `"]`, topology.AnnotationMinReady: "2"}, mode: topologyapi.TopologyModeAnyMatch},
 		{name: "ordered", annotations: map[string]string{topology.AnnotationGridviewKeys: strings.Join(append(keys, "unit", "*"), ",")}, mode: topologyapi.TopologyModeOrdered},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +160,7 @@ func TestThousandsOfKeysAndEndpoints(t *testing.T) {
 // A Service whose annotation is huge or malformed in every way is unpruned,
 // and its views still come.
 func TestHostileAnnotationsLeaveServicesUnpruned(t *testing.T) {
-	for _, value := range []string{`[not json`, `["` + strings.Repeat("x", 200*1024) + `"]`, `["a b"]`, `[]`, `null`} {
+	for _, value := range []string{`[not json`, `["` + strings.Repeat("x", 200*1024) + `"]`, `["a b"]`, `[]`, `null`, `["*","unit"]`} {
 		e := twoUnits(map[string]string{topology.AnnotationTopologyKeys: value}, endpoint("a1", "edge-1", true), endpoint("b1", "edge-3", true))
 		view, ok := e.View("edge-4", echo)
 		if !ok || view.Topology.Mode != topologyapi.TopologyModeNone || len(view.Slices[0].Endpoints) != 2 {
