@@ -129,7 +129,7 @@ func checkParse(t *testing.T, got []string, err error, want []string, wantErr st
 }
 
 func FuzzParseTopologyKeys(f *testing.F) {
-	for _, seed := range []string{`["unit"]`, `[]`, `["a","a"]`, `[1]`, `null`} {
+	for _, seed := range []string{`["unit"]`, `[]`, `["a","a"]`, `[1]`, `null`, `["unit","*"]`, `["*"]`, `["*","unit"]`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
@@ -137,11 +137,15 @@ func FuzzParseTopologyKeys(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// Accepted keys survive a round trip and are usable label keys.
+		// Accepted keys survive a round trip and are usable label keys,
+		// with "*", the fallback set, only last.
 		data, _ := json.Marshal(keys)
 		again, err := ParseTopologyKeys(string(data))
-		if err != nil || !slices.Equal(keys, again) || len(keys) == 0 || slices.Contains(keys, KeyAny) {
+		if err != nil || !slices.Equal(keys, again) || len(keys) == 0 {
 			t.Fatalf("%q parsed to %q, round trip %q, %v", value, keys, again, err)
+		}
+		if i := slices.Index(keys, KeyAny); i >= 0 && i != len(keys)-1 {
+			t.Fatalf("%q parsed to %q with %q before the end", value, keys, KeyAny)
 		}
 	})
 }
@@ -165,17 +169,19 @@ func FuzzParseGridviewKeys(f *testing.F) {
 	})
 }
 
+// A name parses to one node and one slice only: both are DNS subdomains,
+// which never hold "..", and they name it again.
 func FuzzParseName(f *testing.F) {
-	for _, seed := range []string{"edge-1.echo-svc", "a.b.c", ".", "x.", ".y", ""} {
+	for _, seed := range []string{"edge-1..echo-svc-abcde", "a.b..c.d", "0..0.0", "..", "x..", "..y", "a...b", ""} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		node, service, err := ParseName(name)
+		node, slice, err := ParseName(name)
 		if err != nil {
 			return
 		}
-		if Name(node, service) != name || strings.Contains(service, ".") {
-			t.Fatalf("%q parsed to node %q, service %q", name, node, service)
+		if Name(node, slice) != name || strings.Contains(node, "..") || strings.Contains(slice, "..") {
+			t.Fatalf("%q parsed to node %q, slice %q", name, node, slice)
 		}
 	})
 }
