@@ -23,10 +23,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
-
-	"github.com/gridview/gridview/apis/topology"
 )
 
 // forwardedByHeader marks a read one replica forwarded to another. The
@@ -118,9 +115,8 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 	if req.Header.Get(forwardedByHeader) != "" || f.trust.Load() == nil {
 		return "", false
 	}
-	info, ok := genericapirequest.RequestInfoFrom(req.Context())
-	if !ok || !info.IsResourceRequest || info.APIGroup != topology.GroupName ||
-		info.Resource != "nodeendpoints" || info.Subresource != "" {
+	info, ok := nodeEndpointsRequest(req)
+	if !ok {
 		return "", false
 	}
 	switch info.Verb {

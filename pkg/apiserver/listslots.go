@@ -49,9 +49,8 @@ func newListSlots() listSlots {
 
 func (slots listSlots) wrap(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		info, ok := genericapirequest.RequestInfoFrom(req.Context())
-		if !ok || !info.IsResourceRequest || info.APIGroup != topology.GroupName ||
-			info.Resource != "nodeendpoints" || info.Subresource != "" || info.Verb != "list" {
+		info, ok := nodeEndpointsRequest(req)
+		if !ok || info.Verb != "list" {
 			handler.ServeHTTP(w, req)
 			return
 		}
@@ -68,4 +67,15 @@ func (slots listSlots) wrap(handler http.Handler) http.Handler {
 			responsewriters.ErrorNegotiated(err, Codecs, gv, w, req)
 		}
 	})
+}
+
+// nodeEndpointsRequest returns the request's info when it is a request of
+// the nodeendpoints resource itself, which only this replica's views answer.
+func nodeEndpointsRequest(req *http.Request) (*genericapirequest.RequestInfo, bool) {
+	info, ok := genericapirequest.RequestInfoFrom(req.Context())
+	if !ok || !info.IsResourceRequest || info.APIGroup != topology.GroupName ||
+		info.Resource != "nodeendpoints" || info.Subresource != "" {
+		return nil, false
+	}
+	return info, true
 }
