@@ -197,17 +197,34 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 		delete(e.views, svc)
 		return
 	}
+	source := e.sortedSlices(svc)
 	if p.mode == topologyapi.TopologyModeNone {
 		delete(e.tiers, svc)
-		e.views[svc] = e.newServiceViews(p, nil, e.sortedSlices(svc))
+		e.views[svc] = e.newServiceViews(p, nil, source)
 		return
 	}
+	st := deriveTiers(p, source, e.labelsOf)
+	e.tiers[svc] = st
+	e.views[svc] = e.newServiceViews(p, st, source)
+	e.indexTiers(svc, true)
+}
+
+// labelsOf returns a node's labels; false when the node is unknown.
+func (e *Engine) labelsOf(node string) (map[string]string, bool) {
+	labels, known := e.nodes[node]
+	return labels, known
+}
+
+// deriveTiers derives the tiers of a Service's endpoints under a policy that
+// has keys, reading the labels of their nodes from labelsOf: the engine's
+// own, or those a review asks about.
+func deriveTiers(p policy, source []*endpointSlice, labelsOf func(node string) (map[string]string, bool)) *serviceTiers {
 	st := &serviceTiers{policy: p, endpoints: map[string][][]tier{}, counts: map[discoveryv1.AddressType]tierCounts{}}
 	// Endpoints on one node share its tiers; those without one, in no tier
 	// but "*", share theirs.
 	unplaced := tiersOf(nil, p, "", nil, false)
 	byNode := map[string][]tier{}
-	for name, slice := range e.slices[svc] {
+	for _, slice := range source {
 		endpoints := make([][]tier, len(slice.endpoints))
 		counts := st.counts[slice.addressType]
 		if counts == nil && len(slice.endpoints) > 0 {
@@ -220,7 +237,7 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 			if ep.NodeName != nil {
 				node = *ep.NodeName
 				if tiers = byNode[node]; tiers == nil {
-					labels, known := e.nodes[node]
+					labels, known := labelsOf(node)
 					tiers = tiersOf(nil, p, node, labels, known)
 					byNode[node] = tiers
 				}
@@ -238,12 +255,10 @@ func (e *Engine) countTiers(svc types.NamespacedName) {
 				}
 			}
 		}
-		st.endpoints[name] = endpoints
+		st.endpoints[slice.name] = endpoints
 	}
 	st.families = slices.Sorted(maps.Keys(st.counts))
-	e.tiers[svc] = st
-	e.views[svc] = e.newServiceViews(p, st, e.sortedSlices(svc))
-	e.indexTiers(svc, true)
+	return st
 }
 
 // indexTiers adds a Service to tierServices for each tier of a label key that
