@@ -50,6 +50,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ServiceGridList{},
 		&NodeEndpoints{},
 		&NodeEndpointsList{},
+		&TopologyReview{},
+		&ServiceRoutes{},
 	)
 	return nil
 }

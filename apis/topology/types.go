@@ -227,3 +227,144 @@ type NodeEndpointsList struct {
 
 	Items []NodeEndpoints `json:"items"`
 }
+
+// Route names where a node's traffic to a Service goes: RouteLocal (its
+// first tier), "fallback-N" (the tier of the N-th key after the first, "*"
+// included), RouteAll (every endpoint: the Service is not pruned) or
+// RouteNone (pruned to nothing).
+const (
+	RouteLocal = "local"
+	RouteAll   = "all"
+	RouteNone  = "none"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TopologyReview asks why a node routes a Service's traffic where it does, or
+// where it would under a what-if. It is create-only and never stored.
+type TopologyReview struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the question.
+	Spec TopologyReviewSpec `json:"spec"`
+	// Status is the answer, computed when the review is created.
+	// +optional
+	Status TopologyReviewStatus `json:"status,omitempty"`
+}
+
+// TopologyReviewSpec names the node and the Service, and what to assume.
+type TopologyReviewSpec struct {
+	// NodeName is the node whose routing is reviewed.
+	NodeName string `json:"nodeName"`
+	// ServiceName is the Service, in the review's namespace.
+	ServiceName string `json:"serviceName"`
+	// NodeLabels, when set, replace the node's own labels: what would the
+	// node route to if it moved?
+	// +optional
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+	// UnreadyNodes are nodes whose endpoints count as not ready: what would
+	// the node route to if they went down?
+	// +optional
+	// +listType=set
+	UnreadyNodes []string `json:"unreadyNodes,omitempty"`
+}
+
+// TopologyReviewStatus is how the node's view of the Service is chosen.
+type TopologyReviewStatus struct {
+	// Rule names the rule that decides, as NodeEndpoints' topology.rule
+	// names it; empty when the Service is not pruned.
+	// +optional
+	Rule string `json:"rule,omitempty"`
+	// Mode is None, AnyMatch or Ordered.
+	// +optional
+	Mode TopologyMode `json:"mode,omitempty"`
+	// Tiers are the node's tiers of the rule's keys, in order.
+	// +optional
+	// +listType=atomic
+	Tiers []TopologyTier `json:"tiers,omitempty"`
+	// Route is local, fallback-N, all or none.
+	// +optional
+	Route string `json:"route,omitempty"`
+	// Addresses are the ready addresses the node routes to, sorted.
+	// +optional
+	// +listType=atomic
+	Addresses []string `json:"addresses,omitempty"`
+	// Reason says in one sentence why.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// TopologyTier is the node's tier of one key and the endpoints in it.
+type TopologyTier struct {
+	// Key is the node label key, or "*" for every endpoint.
+	Key string `json:"key"`
+	// Value is the node's value of the key; empty for "*" and for a node
+	// without the label, which is in no tier of it.
+	// +optional
+	Value string `json:"value,omitempty"`
+	// Ready counts the ready endpoints in the tier.
+	Ready int32 `json:"ready"`
+	// Total counts every endpoint in the tier.
+	Total int32 `json:"total"`
+	// MinReady is how many ready endpoints the tier needs to be chosen.
+	// +optional
+	MinReady int32 `json:"minReady,omitempty"`
+	// Chosen says that the node routes to endpoints of this tier.
+	// +optional
+	Chosen bool `json:"chosen,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceRoutes is where every node routes one Service's traffic, the nodes
+// grouped by their values of the rule's keys: computed, read-only, named
+// as the Service.
+type ServiceRoutes struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Rule names the rule that decides, as TopologyReview's status.rule.
+	// +optional
+	Rule string `json:"rule,omitempty"`
+	// Mode is None, AnyMatch or Ordered.
+	Mode TopologyMode `json:"mode"`
+	// Keys are the rule's node label keys, in order.
+	// +optional
+	// +listType=atomic
+	Keys []string `json:"keys,omitempty"`
+	// Nodes counts every node.
+	Nodes int32 `json:"nodes"`
+	// ReadyEndpoints and TotalEndpoints count the Service's endpoints.
+	ReadyEndpoints int32 `json:"readyEndpoints"`
+	TotalEndpoints int32 `json:"totalEndpoints"`
+	// Groups are the nodes that route alike.
+	// +optional
+	// +listType=atomic
+	Groups []RouteGroup `json:"groups,omitempty"`
+}
+
+// RouteGroup is a set of nodes that route a Service alike.
+type RouteGroup struct {
+	// Labels are the nodes' values of the rule's label keys; a key the nodes
+	// lack is absent.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Nodes counts the nodes of the group.
+	Nodes int32 `json:"nodes"`
+	// SampleNodes names a few of them.
+	// +optional
+	// +listType=atomic
+	SampleNodes []string `json:"sampleNodes,omitempty"`
+	// Route is local, fallback-N, all or none.
+	Route string `json:"route"`
+	// ChosenKey and ChosenValue name the widest tier the nodes route to.
+	// +optional
+	ChosenKey string `json:"chosenKey,omitempty"`
+	// +optional
+	ChosenValue string `json:"chosenValue,omitempty"`
+	// ReadyEndpoints counts the ready endpoints a node of the group routes to.
+	ReadyEndpoints int32 `json:"readyEndpoints"`
+}

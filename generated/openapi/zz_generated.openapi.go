@@ -41,11 +41,17 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.NodeEndpointSlice{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_NodeEndpointSlice(ref),
 		v1alpha1.NodeEndpoints{}.OpenAPIModelName():                schema_gridview_apis_topology_v1alpha1_NodeEndpoints(ref),
 		v1alpha1.NodeEndpointsList{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_NodeEndpointsList(ref),
+		v1alpha1.RouteGroup{}.OpenAPIModelName():                   schema_gridview_apis_topology_v1alpha1_RouteGroup(ref),
 		v1alpha1.ServiceGrid{}.OpenAPIModelName():                  schema_gridview_apis_topology_v1alpha1_ServiceGrid(ref),
 		v1alpha1.ServiceGridList{}.OpenAPIModelName():              schema_gridview_apis_topology_v1alpha1_ServiceGridList(ref),
 		v1alpha1.ServiceGridSpec{}.OpenAPIModelName():              schema_gridview_apis_topology_v1alpha1_ServiceGridSpec(ref),
 		v1alpha1.ServiceGridStatus{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_ServiceGridStatus(ref),
+		v1alpha1.ServiceRoutes{}.OpenAPIModelName():                schema_gridview_apis_topology_v1alpha1_ServiceRoutes(ref),
 		v1alpha1.TopologyInfo{}.OpenAPIModelName():                 schema_gridview_apis_topology_v1alpha1_TopologyInfo(ref),
+		v1alpha1.TopologyReview{}.OpenAPIModelName():               schema_gridview_apis_topology_v1alpha1_TopologyReview(ref),
+		v1alpha1.TopologyReviewSpec{}.OpenAPIModelName():           schema_gridview_apis_topology_v1alpha1_TopologyReviewSpec(ref),
+		v1alpha1.TopologyReviewStatus{}.OpenAPIModelName():         schema_gridview_apis_topology_v1alpha1_TopologyReviewStatus(ref),
+		v1alpha1.TopologyTier{}.OpenAPIModelName():                 schema_gridview_apis_topology_v1alpha1_TopologyTier(ref),
 		v1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():   schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
 		v1.Affinity{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_Affinity(ref),
 		v1.AppArmorProfile{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_AppArmorProfile(ref),
@@ -630,6 +636,91 @@ func schema_gridview_apis_topology_v1alpha1_NodeEndpointsList(ref common.Referen
 	}
 }
 
+func schema_gridview_apis_topology_v1alpha1_RouteGroup(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RouteGroup is a set of nodes that route a Service alike.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"labels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Labels are the nodes' values of the rule's label keys; a key the nodes lack is absent.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes counts the nodes of the group.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"sampleNodes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "SampleNodes names a few of them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"route": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Route is local, fallback-N, all or none.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"chosenKey": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ChosenKey and ChosenValue name the widest tier the nodes route to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"chosenValue": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+					"readyEndpoints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyEndpoints counts the ready endpoints a node of the group routes to.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"nodes", "route", "readyEndpoints"},
+			},
+		},
+	}
+}
+
 func schema_gridview_apis_topology_v1alpha1_ServiceGrid(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -832,6 +923,118 @@ func schema_gridview_apis_topology_v1alpha1_ServiceGridStatus(ref common.Referen
 	}
 }
 
+func schema_gridview_apis_topology_v1alpha1_ServiceRoutes(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ServiceRoutes is where every node routes one Service's traffic, the nodes grouped by their values of the rule's keys: computed, read-only, named as the Service.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"rule": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Rule names the rule that decides, as TopologyReview's status.rule.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode is None, AnyMatch or Ordered.\n\nPossible enum values:\n - `\"AnyMatch\"` is SuperEdge's topologyKeys semantics: an endpoint is kept when it shares the value of at least one key with the node.\n - `\"None\"` means the Service is not pruned: every endpoint is kept.\n - `\"Ordered\"` is gridview's ordered preference: the first key whose tier holds a ready endpoint wins.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"AnyMatch", "None", "Ordered"},
+						},
+					},
+					"keys": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Keys are the rule's node label keys, in order.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"nodes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Nodes counts every node.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"readyEndpoints": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ReadyEndpoints and TotalEndpoints count the Service's endpoints.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"totalEndpoints": {
+						SchemaProps: spec.SchemaProps{
+							Default: 0,
+							Type:    []string{"integer"},
+							Format:  "int32",
+						},
+					},
+					"groups": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Groups are the nodes that route alike.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.RouteGroup{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"mode", "nodes", "readyEndpoints", "totalEndpoints"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.RouteGroup{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
 func schema_gridview_apis_topology_v1alpha1_TopologyInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -883,6 +1086,260 @@ func schema_gridview_apis_topology_v1alpha1_TopologyInfo(ref common.ReferenceCal
 					},
 				},
 				Required: []string{"mode"},
+			},
+		},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_TopologyReview(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyReview asks why a node routes a Service's traffic where it does, or where it would under a what-if. It is create-only and never stored.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the question.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TopologyReviewSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the answer, computed when the review is created.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TopologyReviewStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.TopologyReviewSpec{}.OpenAPIModelName(), v1alpha1.TopologyReviewStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_TopologyReviewSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyReviewSpec names the node and the Service, and what to assume.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"nodeName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeName is the node whose routing is reviewed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"serviceName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceName is the Service, in the review's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nodeLabels": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NodeLabels, when set, replace the node's own labels: what would the node route to if it moved?",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"unreadyNodes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "UnreadyNodes are nodes whose endpoints count as not ready: what would the node route to if they went down?",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"nodeName", "serviceName"},
+			},
+		},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_TopologyReviewStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyReviewStatus is how the node's view of the Service is chosen.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"rule": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Rule names the rule that decides, as NodeEndpoints' topology.rule names it; empty when the Service is not pruned.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"mode": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Mode is None, AnyMatch or Ordered.\n\nPossible enum values:\n - `\"AnyMatch\"` is SuperEdge's topologyKeys semantics: an endpoint is kept when it shares the value of at least one key with the node.\n - `\"None\"` means the Service is not pruned: every endpoint is kept.\n - `\"Ordered\"` is gridview's ordered preference: the first key whose tier holds a ready endpoint wins.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"AnyMatch", "None", "Ordered"},
+						},
+					},
+					"tiers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Tiers are the node's tiers of the rule's keys, in order.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.TopologyTier{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"route": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Route is local, fallback-N, all or none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"addresses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Addresses are the ready addresses the node routes to, sorted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Reason says in one sentence why.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.TopologyTier{}.OpenAPIModelName()},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_TopologyTier(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TopologyTier is the node's tier of one key and the endpoints in it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"key": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Key is the node label key, or \"*\" for every endpoint.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"value": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Value is the node's value of the key; empty for \"*\" and for a node without the label, which is in no tier of it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Ready counts the ready endpoints in the tier.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"total": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Total counts every endpoint in the tier.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"minReady": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinReady is how many ready endpoints the tier needs to be chosen.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"chosen": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Chosen says that the node routes to endpoints of this tier.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"key", "ready", "total"},
 			},
 		},
 	}

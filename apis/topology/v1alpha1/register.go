@@ -52,6 +52,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&ServiceGridList{},
 		&NodeEndpoints{},
 		&NodeEndpointsList{},
+		&TopologyReview{},
+		&ServiceRoutes{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

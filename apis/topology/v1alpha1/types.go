@@ -231,3 +231,148 @@ type NodeEndpointsList struct {
 
 	Items []NodeEndpoints `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
+
+// Route names where a node's traffic to a Service goes: RouteLocal (its
+// first tier), "fallback-N" (the tier of the N-th key after the first, "*"
+// included), RouteAll (every endpoint: the Service is not pruned) or
+// RouteNone (pruned to nothing).
+const (
+	RouteLocal = "local"
+	RouteAll   = "all"
+	RouteNone  = "none"
+)
+
+// +genclient
+// +genclient:onlyVerbs=create
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TopologyReview asks why a node routes a Service's traffic where it does, or
+// where it would under a what-if. It is create-only and never stored.
+type TopologyReview struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+
+	// Spec is the question.
+	Spec TopologyReviewSpec `json:"spec" protobuf:"bytes,2,opt,name=spec"`
+	// Status is the answer, computed when the review is created.
+	// +optional
+	Status TopologyReviewStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
+}
+
+// TopologyReviewSpec names the node and the Service, and what to assume.
+type TopologyReviewSpec struct {
+	// NodeName is the node whose routing is reviewed.
+	NodeName string `json:"nodeName" protobuf:"bytes,1,opt,name=nodeName"`
+	// ServiceName is the Service, in the review's namespace.
+	ServiceName string `json:"serviceName" protobuf:"bytes,2,opt,name=serviceName"`
+	// NodeLabels, when set, replace the node's own labels: what would the
+	// node route to if it moved?
+	// +optional
+	NodeLabels map[string]string `json:"nodeLabels,omitempty" protobuf:"bytes,3,rep,name=nodeLabels"`
+	// UnreadyNodes are nodes whose endpoints count as not ready: what would
+	// the node route to if they went down?
+	// +optional
+	// +listType=set
+	UnreadyNodes []string `json:"unreadyNodes,omitempty" protobuf:"bytes,4,rep,name=unreadyNodes"`
+}
+
+// TopologyReviewStatus is how the node's view of the Service is chosen.
+type TopologyReviewStatus struct {
+	// Rule names the rule that decides, as NodeEndpoints' topology.rule
+	// names it; empty when the Service is not pruned.
+	// +optional
+	Rule string `json:"rule,omitempty" protobuf:"bytes,1,opt,name=rule"`
+	// Mode is None, AnyMatch or Ordered.
+	// +optional
+	Mode TopologyMode `json:"mode,omitempty" protobuf:"bytes,2,opt,name=mode,casttype=TopologyMode"`
+	// Tiers are the node's tiers of the rule's keys, in order.
+	// +optional
+	// +listType=atomic
+	Tiers []TopologyTier `json:"tiers,omitempty" protobuf:"bytes,3,rep,name=tiers"`
+	// Route is local, fallback-N, all or none.
+	// +optional
+	Route string `json:"route,omitempty" protobuf:"bytes,4,opt,name=route"`
+	// Addresses are the ready addresses the node routes to, sorted.
+	// +optional
+	// +listType=atomic
+	Addresses []string `json:"addresses,omitempty" protobuf:"bytes,5,rep,name=addresses"`
+	// Reason says in one sentence why.
+	// +optional
+	Reason string `json:"reason,omitempty" protobuf:"bytes,6,opt,name=reason"`
+}
+
+// TopologyTier is the node's tier of one key and the endpoints in it.
+type TopologyTier struct {
+	// Key is the node label key, or "*" for every endpoint.
+	Key string `json:"key" protobuf:"bytes,1,opt,name=key"`
+	// Value is the node's value of the key; empty for "*" and for a node
+	// without the label, which is in no tier of it.
+	// +optional
+	Value string `json:"value,omitempty" protobuf:"bytes,2,opt,name=value"`
+	// Ready counts the ready endpoints in the tier.
+	Ready int32 `json:"ready" protobuf:"varint,3,opt,name=ready"`
+	// Total counts every endpoint in the tier.
+	Total int32 `json:"total" protobuf:"varint,4,opt,name=total"`
+	// MinReady is how many ready endpoints the tier needs to be chosen.
+	// +optional
+	MinReady int32 `json:"minReady,omitempty" protobuf:"varint,5,opt,name=minReady"`
+	// Chosen says that the node routes to endpoints of this tier.
+	// +optional
+	Chosen bool `json:"chosen,omitempty" protobuf:"varint,6,opt,name=chosen"`
+}
+
+// +genclient
+// +genclient:onlyVerbs=get
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceRoutes is where every node routes one Service's traffic, the nodes
+// grouped by their values of the rule's keys: computed, read-only, named
+// as the Service.
+type ServiceRoutes struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+
+	// Rule names the rule that decides, as TopologyReview's status.rule.
+	// +optional
+	Rule string `json:"rule,omitempty" protobuf:"bytes,2,opt,name=rule"`
+	// Mode is None, AnyMatch or Ordered.
+	Mode TopologyMode `json:"mode" protobuf:"bytes,3,opt,name=mode,casttype=TopologyMode"`
+	// Keys are the rule's node label keys, in order.
+	// +optional
+	// +listType=atomic
+	Keys []string `json:"keys,omitempty" protobuf:"bytes,4,rep,name=keys"`
+	// Nodes counts every node.
+	Nodes int32 `json:"nodes" protobuf:"varint,5,opt,name=nodes"`
+	// ReadyEndpoints and TotalEndpoints count the Service's endpoints.
+	ReadyEndpoints int32 `json:"readyEndpoints" protobuf:"varint,6,opt,name=readyEndpoints"`
+	TotalEndpoints int32 `json:"totalEndpoints" protobuf:"varint,7,opt,name=totalEndpoints"`
+	// Groups are the nodes that route alike.
+	// +optional
+	// +listType=atomic
+	Groups []RouteGroup `json:"groups,omitempty" protobuf:"bytes,8,rep,name=groups"`
+}
+
+// RouteGroup is a set of nodes that route a Service alike.
+type RouteGroup struct {
+	// Labels are the nodes' values of the rule's label keys; a key the nodes
+	// lack is absent.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty" protobuf:"bytes,1,rep,name=labels"`
+	// Nodes counts the nodes of the group.
+	Nodes int32 `json:"nodes" protobuf:"varint,2,opt,name=nodes"`
+	// SampleNodes names a few of them.
+	// +optional
+	// +listType=atomic
+	SampleNodes []string `json:"sampleNodes,omitempty" protobuf:"bytes,3,rep,name=sampleNodes"`
+	// Route is local, fallback-N, all or none.
+	Route string `json:"route" protobuf:"bytes,4,opt,name=route"`
+	// ChosenKey and ChosenValue name the widest tier the nodes route to.
+	// +optional
+	ChosenKey string `json:"chosenKey,omitempty" protobuf:"bytes,5,opt,name=chosenKey"`
+	// +optional
+	ChosenValue string `json:"chosenValue,omitempty" protobuf:"bytes,6,opt,name=chosenValue"`
+	// ReadyEndpoints counts the ready endpoints a node of the group routes to.
+	ReadyEndpoints int32 `json:"readyEndpoints" protobuf:"varint,7,opt,name=readyEndpoints"`
+}

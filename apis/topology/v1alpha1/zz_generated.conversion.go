@@ -86,6 +86,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*RouteGroup)(nil), (*topology.RouteGroup)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_RouteGroup_To_topology_RouteGroup(a.(*RouteGroup), b.(*topology.RouteGroup), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.RouteGroup)(nil), (*RouteGroup)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_RouteGroup_To_v1alpha1_RouteGroup(a.(*topology.RouteGroup), b.(*RouteGroup), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*ServiceGrid)(nil), (*topology.ServiceGrid)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_ServiceGrid_To_topology_ServiceGrid(a.(*ServiceGrid), b.(*topology.ServiceGrid), scope)
 	}); err != nil {
@@ -126,6 +136,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*ServiceRoutes)(nil), (*topology.ServiceRoutes)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ServiceRoutes_To_topology_ServiceRoutes(a.(*ServiceRoutes), b.(*topology.ServiceRoutes), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.ServiceRoutes)(nil), (*ServiceRoutes)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_ServiceRoutes_To_v1alpha1_ServiceRoutes(a.(*topology.ServiceRoutes), b.(*ServiceRoutes), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*TopologyInfo)(nil), (*topology.TopologyInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_TopologyInfo_To_topology_TopologyInfo(a.(*TopologyInfo), b.(*topology.TopologyInfo), scope)
 	}); err != nil {
@@ -133,6 +153,46 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*topology.TopologyInfo)(nil), (*TopologyInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_topology_TopologyInfo_To_v1alpha1_TopologyInfo(a.(*topology.TopologyInfo), b.(*TopologyInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TopologyReview)(nil), (*topology.TopologyReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TopologyReview_To_topology_TopologyReview(a.(*TopologyReview), b.(*topology.TopologyReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.TopologyReview)(nil), (*TopologyReview)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_TopologyReview_To_v1alpha1_TopologyReview(a.(*topology.TopologyReview), b.(*TopologyReview), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TopologyReviewSpec)(nil), (*topology.TopologyReviewSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec(a.(*TopologyReviewSpec), b.(*topology.TopologyReviewSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.TopologyReviewSpec)(nil), (*TopologyReviewSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec(a.(*topology.TopologyReviewSpec), b.(*TopologyReviewSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TopologyReviewStatus)(nil), (*topology.TopologyReviewStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus(a.(*TopologyReviewStatus), b.(*topology.TopologyReviewStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.TopologyReviewStatus)(nil), (*TopologyReviewStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus(a.(*topology.TopologyReviewStatus), b.(*TopologyReviewStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*TopologyTier)(nil), (*topology.TopologyTier)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TopologyTier_To_topology_TopologyTier(a.(*TopologyTier), b.(*topology.TopologyTier), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*topology.TopologyTier)(nil), (*TopologyTier)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_topology_TopologyTier_To_v1alpha1_TopologyTier(a.(*topology.TopologyTier), b.(*TopologyTier), scope)
 	}); err != nil {
 		return err
 	}
@@ -257,6 +317,26 @@ func Convert_topology_NodeEndpointsList_To_v1alpha1_NodeEndpointsList(in *topolo
 	return autoConvert_topology_NodeEndpointsList_To_v1alpha1_NodeEndpointsList(in, out, s)
 }
 
+func autoConvert_v1alpha1_RouteGroup_To_topology_RouteGroup(in *RouteGroup, out *topology.RouteGroup, s conversion.Scope) error {
+	*out = *(*topology.RouteGroup)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_RouteGroup_To_topology_RouteGroup is an autogenerated conversion function.
+func Convert_v1alpha1_RouteGroup_To_topology_RouteGroup(in *RouteGroup, out *topology.RouteGroup, s conversion.Scope) error {
+	return autoConvert_v1alpha1_RouteGroup_To_topology_RouteGroup(in, out, s)
+}
+
+func autoConvert_topology_RouteGroup_To_v1alpha1_RouteGroup(in *topology.RouteGroup, out *RouteGroup, s conversion.Scope) error {
+	*out = *(*RouteGroup)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_topology_RouteGroup_To_v1alpha1_RouteGroup is an autogenerated conversion function.
+func Convert_topology_RouteGroup_To_v1alpha1_RouteGroup(in *topology.RouteGroup, out *RouteGroup, s conversion.Scope) error {
+	return autoConvert_topology_RouteGroup_To_v1alpha1_RouteGroup(in, out, s)
+}
+
 func autoConvert_v1alpha1_ServiceGrid_To_topology_ServiceGrid(in *ServiceGrid, out *topology.ServiceGrid, s conversion.Scope) error {
 	out.ObjectMeta = in.ObjectMeta
 	if err := Convert_v1alpha1_ServiceGridSpec_To_topology_ServiceGridSpec(&in.Spec, &out.Spec, s); err != nil {
@@ -351,6 +431,40 @@ func Convert_topology_ServiceGridStatus_To_v1alpha1_ServiceGridStatus(in *topolo
 	return autoConvert_topology_ServiceGridStatus_To_v1alpha1_ServiceGridStatus(in, out, s)
 }
 
+func autoConvert_v1alpha1_ServiceRoutes_To_topology_ServiceRoutes(in *ServiceRoutes, out *topology.ServiceRoutes, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Rule = in.Rule
+	out.Mode = topology.TopologyMode(in.Mode)
+	out.Keys = *(*[]string)(unsafe.Pointer(&in.Keys))
+	out.Nodes = in.Nodes
+	out.ReadyEndpoints = in.ReadyEndpoints
+	out.TotalEndpoints = in.TotalEndpoints
+	out.Groups = *(*[]topology.RouteGroup)(unsafe.Pointer(&in.Groups))
+	return nil
+}
+
+// Convert_v1alpha1_ServiceRoutes_To_topology_ServiceRoutes is an autogenerated conversion function.
+func Convert_v1alpha1_ServiceRoutes_To_topology_ServiceRoutes(in *ServiceRoutes, out *topology.ServiceRoutes, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ServiceRoutes_To_topology_ServiceRoutes(in, out, s)
+}
+
+func autoConvert_topology_ServiceRoutes_To_v1alpha1_ServiceRoutes(in *topology.ServiceRoutes, out *ServiceRoutes, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	out.Rule = in.Rule
+	out.Mode = TopologyMode(in.Mode)
+	out.Keys = *(*[]string)(unsafe.Pointer(&in.Keys))
+	out.Nodes = in.Nodes
+	out.ReadyEndpoints = in.ReadyEndpoints
+	out.TotalEndpoints = in.TotalEndpoints
+	out.Groups = *(*[]RouteGroup)(unsafe.Pointer(&in.Groups))
+	return nil
+}
+
+// Convert_topology_ServiceRoutes_To_v1alpha1_ServiceRoutes is an autogenerated conversion function.
+func Convert_topology_ServiceRoutes_To_v1alpha1_ServiceRoutes(in *topology.ServiceRoutes, out *ServiceRoutes, s conversion.Scope) error {
+	return autoConvert_topology_ServiceRoutes_To_v1alpha1_ServiceRoutes(in, out, s)
+}
+
 func autoConvert_v1alpha1_TopologyInfo_To_topology_TopologyInfo(in *TopologyInfo, out *topology.TopologyInfo, s conversion.Scope) error {
 	*out = *(*topology.TopologyInfo)(unsafe.Pointer(in))
 	return nil
@@ -369,4 +483,96 @@ func autoConvert_topology_TopologyInfo_To_v1alpha1_TopologyInfo(in *topology.Top
 // Convert_topology_TopologyInfo_To_v1alpha1_TopologyInfo is an autogenerated conversion function.
 func Convert_topology_TopologyInfo_To_v1alpha1_TopologyInfo(in *topology.TopologyInfo, out *TopologyInfo, s conversion.Scope) error {
 	return autoConvert_topology_TopologyInfo_To_v1alpha1_TopologyInfo(in, out, s)
+}
+
+func autoConvert_v1alpha1_TopologyReview_To_topology_TopologyReview(in *TopologyReview, out *topology.TopologyReview, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_TopologyReview_To_topology_TopologyReview is an autogenerated conversion function.
+func Convert_v1alpha1_TopologyReview_To_topology_TopologyReview(in *TopologyReview, out *topology.TopologyReview, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TopologyReview_To_topology_TopologyReview(in, out, s)
+}
+
+func autoConvert_topology_TopologyReview_To_v1alpha1_TopologyReview(in *topology.TopologyReview, out *TopologyReview, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_topology_TopologyReview_To_v1alpha1_TopologyReview is an autogenerated conversion function.
+func Convert_topology_TopologyReview_To_v1alpha1_TopologyReview(in *topology.TopologyReview, out *TopologyReview, s conversion.Scope) error {
+	return autoConvert_topology_TopologyReview_To_v1alpha1_TopologyReview(in, out, s)
+}
+
+func autoConvert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec(in *TopologyReviewSpec, out *topology.TopologyReviewSpec, s conversion.Scope) error {
+	*out = *(*topology.TopologyReviewSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec is an autogenerated conversion function.
+func Convert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec(in *TopologyReviewSpec, out *topology.TopologyReviewSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TopologyReviewSpec_To_topology_TopologyReviewSpec(in, out, s)
+}
+
+func autoConvert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec(in *topology.TopologyReviewSpec, out *TopologyReviewSpec, s conversion.Scope) error {
+	*out = *(*TopologyReviewSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec is an autogenerated conversion function.
+func Convert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec(in *topology.TopologyReviewSpec, out *TopologyReviewSpec, s conversion.Scope) error {
+	return autoConvert_topology_TopologyReviewSpec_To_v1alpha1_TopologyReviewSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus(in *TopologyReviewStatus, out *topology.TopologyReviewStatus, s conversion.Scope) error {
+	*out = *(*topology.TopologyReviewStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus is an autogenerated conversion function.
+func Convert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus(in *TopologyReviewStatus, out *topology.TopologyReviewStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TopologyReviewStatus_To_topology_TopologyReviewStatus(in, out, s)
+}
+
+func autoConvert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus(in *topology.TopologyReviewStatus, out *TopologyReviewStatus, s conversion.Scope) error {
+	*out = *(*TopologyReviewStatus)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus is an autogenerated conversion function.
+func Convert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus(in *topology.TopologyReviewStatus, out *TopologyReviewStatus, s conversion.Scope) error {
+	return autoConvert_topology_TopologyReviewStatus_To_v1alpha1_TopologyReviewStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_TopologyTier_To_topology_TopologyTier(in *TopologyTier, out *topology.TopologyTier, s conversion.Scope) error {
+	*out = *(*topology.TopologyTier)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TopologyTier_To_topology_TopologyTier is an autogenerated conversion function.
+func Convert_v1alpha1_TopologyTier_To_topology_TopologyTier(in *TopologyTier, out *topology.TopologyTier, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TopologyTier_To_topology_TopologyTier(in, out, s)
+}
+
+func autoConvert_topology_TopologyTier_To_v1alpha1_TopologyTier(in *topology.TopologyTier, out *TopologyTier, s conversion.Scope) error {
+	*out = *(*TopologyTier)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_topology_TopologyTier_To_v1alpha1_TopologyTier is an autogenerated conversion function.
+func Convert_topology_TopologyTier_To_v1alpha1_TopologyTier(in *topology.TopologyTier, out *TopologyTier, s conversion.Scope) error {
+	return autoConvert_topology_TopologyTier_To_v1alpha1_TopologyTier(in, out, s)
 }

@@ -47,6 +47,11 @@ func (in NodeEndpointsList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RouteGroup) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.RouteGroup"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ServiceGrid) OpenAPIModelName() string {
 	return "io.gridview.topology.v1alpha1.ServiceGrid"
 }
@@ -67,6 +72,31 @@ func (in ServiceGridStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ServiceRoutes) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.ServiceRoutes"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TopologyInfo) OpenAPIModelName() string {
 	return "io.gridview.topology.v1alpha1.TopologyInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyReview) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.TopologyReview"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyReviewSpec) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.TopologyReviewSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyReviewStatus) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.TopologyReviewStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TopologyTier) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.TopologyTier"
 }

@@ -21,3 +21,7 @@ package v1alpha1
 type NodeEndpointsExpansion interface{}
 
 type ServiceGridExpansion interface{}
+
+type ServiceRoutesExpansion interface{}
+
+type TopologyReviewExpansion interface{}

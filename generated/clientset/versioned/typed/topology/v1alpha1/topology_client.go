@@ -30,6 +30,8 @@ type TopologyV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	NodeEndpointsGetter
 	ServiceGridsGetter
+	ServiceRoutesesGetter
+	TopologyReviewsGetter
 }
 
 // TopologyV1alpha1Client is used to interact with features provided by the topology.gridview.io group.
@@ -43,6 +45,14 @@ func (c *TopologyV1alpha1Client) NodeEndpoints(namespace string) NodeEndpointsIn
 
 func (c *TopologyV1alpha1Client) ServiceGrids(namespace string) ServiceGridInterface {
 	return newServiceGrids(c, namespace)
+}
+
+func (c *TopologyV1alpha1Client) ServiceRouteses(namespace string) ServiceRoutesInterface {
+	return newServiceRouteses(c, namespace)
+}
+
+func (c *TopologyV1alpha1Client) TopologyReviews(namespace string) TopologyReviewInterface {
+	return newTopologyReviews(c, namespace)
 }
 
 // NewForConfig creates a new TopologyV1alpha1Client for the given config.

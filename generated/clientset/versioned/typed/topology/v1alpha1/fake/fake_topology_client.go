@@ -36,6 +36,14 @@ func (c *FakeTopologyV1alpha1) ServiceGrids(namespace string) v1alpha1.ServiceGr
 	return newFakeServiceGrids(c, namespace)
 }
 
+func (c *FakeTopologyV1alpha1) ServiceRouteses(namespace string) v1alpha1.ServiceRoutesInterface {
+	return newFakeServiceRouteses(c, namespace)
+}
+
+func (c *FakeTopologyV1alpha1) TopologyReviews(namespace string) v1alpha1.TopologyReviewInterface {
+	return newFakeTopologyReviews(c, namespace)
+}
+
 // RESTClient returns a RESTClient that is used to communicate
 // with API server by this client implementation.
 func (c *FakeTopologyV1alpha1) RESTClient() rest.Interface {
