@@ -61,7 +61,7 @@ kube::codegen::gen_client \
   --with-applyconfig \
   --applyconfig-openapi-schema "${schema}" \
   --applyconfig-externals "$(IFS=,; echo "${externals[*]}")" \
-  --plural-exceptions "NodeEndpoints:NodeEndpoints" \
+  --plural-exceptions "NodeEndpoints:NodeEndpoints,ServiceRoutes:ServiceRoutes" \
   --output-dir "${ROOT}/generated" \
   --output-pkg "${MODULE}/generated" \
   --boilerplate "${BOILERPLATE}" \

@@ -27,10 +27,10 @@ import (
 	gentype "k8s.io/client-go/gentype"
 )
 
-// ServiceRoutesesGetter has a method to return a ServiceRoutesInterface.
+// ServiceRoutesGetter has a method to return a ServiceRoutesInterface.
 // A group's client should implement this interface.
-type ServiceRoutesesGetter interface {
-	ServiceRouteses(namespace string) ServiceRoutesInterface
+type ServiceRoutesGetter interface {
+	ServiceRoutes(namespace string) ServiceRoutesInterface
 }
 
 // ServiceRoutesInterface has methods to work with ServiceRoutes resources.
@@ -39,16 +39,16 @@ type ServiceRoutesInterface interface {
 	ServiceRoutesExpansion
 }
 
-// serviceRouteses implements ServiceRoutesInterface
-type serviceRouteses struct {
+// serviceRoutes implements ServiceRoutesInterface
+type serviceRoutes struct {
 	*gentype.Client[*topologyv1alpha1.ServiceRoutes]
 }
 
-// newServiceRouteses returns a ServiceRouteses
-func newServiceRouteses(c *TopologyV1alpha1Client, namespace string) *serviceRouteses {
-	return &serviceRouteses{
+// newServiceRoutes returns a ServiceRoutes
+func newServiceRoutes(c *TopologyV1alpha1Client, namespace string) *serviceRoutes {
+	return &serviceRoutes{
 		gentype.NewClient[*topologyv1alpha1.ServiceRoutes](
-			"servicerouteses",
+			"serviceroutes",
 			c.RESTClient(),
 			scheme.ParameterCodec,
 			namespace,

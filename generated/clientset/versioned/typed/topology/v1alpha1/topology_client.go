@@ -30,7 +30,7 @@ type TopologyV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	NodeEndpointsGetter
 	ServiceGridsGetter
-	ServiceRoutesesGetter
+	ServiceRoutesGetter
 	TopologyReviewsGetter
 }
 
@@ -47,8 +47,8 @@ func (c *TopologyV1alpha1Client) ServiceGrids(namespace string) ServiceGridInter
 	return newServiceGrids(c, namespace)
 }
 
-func (c *TopologyV1alpha1Client) ServiceRouteses(namespace string) ServiceRoutesInterface {
-	return newServiceRouteses(c, namespace)
+func (c *TopologyV1alpha1Client) ServiceRoutes(namespace string) ServiceRoutesInterface {
+	return newServiceRoutes(c, namespace)
 }
 
 func (c *TopologyV1alpha1Client) TopologyReviews(namespace string) TopologyReviewInterface {

@@ -24,18 +24,18 @@ import (
 	gentype "k8s.io/client-go/gentype"
 )
 
-// fakeServiceRouteses implements ServiceRoutesInterface
-type fakeServiceRouteses struct {
+// fakeServiceRoutes implements ServiceRoutesInterface
+type fakeServiceRoutes struct {
 	*gentype.FakeClient[*v1alpha1.ServiceRoutes]
 	Fake *FakeTopologyV1alpha1
 }
 
-func newFakeServiceRouteses(fake *FakeTopologyV1alpha1, namespace string) topologyv1alpha1.ServiceRoutesInterface {
-	return &fakeServiceRouteses{
+func newFakeServiceRoutes(fake *FakeTopologyV1alpha1, namespace string) topologyv1alpha1.ServiceRoutesInterface {
+	return &fakeServiceRoutes{
 		gentype.NewFakeClient[*v1alpha1.ServiceRoutes](
 			fake.Fake,
 			namespace,
-			v1alpha1.SchemeGroupVersion.WithResource("servicerouteses"),
+			v1alpha1.SchemeGroupVersion.WithResource("serviceroutes"),
 			v1alpha1.SchemeGroupVersion.WithKind("ServiceRoutes"),
 			func() *v1alpha1.ServiceRoutes { return &v1alpha1.ServiceRoutes{} },
 		),

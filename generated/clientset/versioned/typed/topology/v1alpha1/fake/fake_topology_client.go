@@ -36,8 +36,8 @@ func (c *FakeTopologyV1alpha1) ServiceGrids(namespace string) v1alpha1.ServiceGr
 	return newFakeServiceGrids(c, namespace)
 }
 
-func (c *FakeTopologyV1alpha1) ServiceRouteses(namespace string) v1alpha1.ServiceRoutesInterface {
-	return newFakeServiceRouteses(c, namespace)
+func (c *FakeTopologyV1alpha1) ServiceRoutes(namespace string) v1alpha1.ServiceRoutesInterface {
+	return newFakeServiceRoutes(c, namespace)
 }
 
 func (c *FakeTopologyV1alpha1) TopologyReviews(namespace string) v1alpha1.TopologyReviewInterface {
