@@ -1,0 +1,249 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package topology
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
+)
+
+// sampleNodes is how many nodes a route group names.
+const sampleNodes = 3
+
+// RouteGroup is a set of nodes that route a Service alike.
+type RouteGroup struct {
+	// Labels are the nodes' values of the policy's label keys, not "*" nor
+	// the same-node key; a key absent means the nodes lack the label.
+	Labels map[string]string
+	Nodes  int
+	// SampleNodes are the first nodes of the group by name.
+	SampleNodes []string
+	Position    string
+	// ChosenKey and ChosenValue name the widest tier the nodes route to: ""
+	// for none, or for every endpoint of a Service that is not pruned; the
+	// value is "" for "*" and for the same-node key, each node's own.
+	ChosenKey, ChosenValue string
+	// Ready counts the ready addresses a node of the group routes to, its
+	// first node's where the same-node key makes them differ.
+	Ready int
+}
+
+// Routes is where the nodes' traffic to a Service goes, by group.
+type Routes struct {
+	Rule string
+	Mode topologyapi.TopologyMode
+	Keys []string
+	// Nodes counts every known node.
+	Nodes int
+	// Ready and Total count the Service's endpoints.
+	Ready, Total int
+	// Groups are sorted by their labels, in key order, then by position.
+	Groups []RouteGroup
+}
+
+// Routes groups the nodes by where their traffic to a Service goes, without
+// changing the engine: it may run concurrently with View calls.
+func (e *Engine) Routes(svc types.NamespacedName) (Routes, error) {
+	sv, ok := e.views[svc]
+	if !ok {
+		return Routes{}, unknownService(svc)
+	}
+	p, nodes := sv.policy, e.Nodes()
+	out := Routes{Rule: p.rule, Mode: p.mode, Keys: p.keys, Nodes: len(nodes)}
+	out.Ready, out.Total = countEndpoints(sv.slices)
+	switch {
+	case len(nodes) == 0:
+	case sv.uniform():
+		view, _, _ := sv.view(nodes[0], e.nodes[nodes[0]], nil, nil)
+		samples := slices.Clone(nodes[:min(len(nodes), sampleNodes)])
+		out.Groups = []RouteGroup{{Nodes: len(nodes), SampleNodes: samples, Position: PositionAll, Ready: len(readyAddresses(view))}}
+	default:
+		out.Groups = e.routeGroups(svc, sv, nodes)
+	}
+	return out, nil
+}
+
+// routing is where the nodes of one view signature route.
+type routing struct {
+	position, key, value string
+	// rank orders positions: the chosen key's index, none last.
+	rank, ready int
+}
+
+// routeGroup is a RouteGroup being gathered.
+type routeGroup struct {
+	// values are the group's label values as nodeGroups reads them, which
+	// sort as the labels in key order.
+	values string
+	routing
+	group RouteGroup
+}
+
+// routeBuilder gathers the nodes of a pruned Service by their label values
+// and where they route, memoizing the latter by view signature and, for
+// nodes that need no view, by label values.
+type routeBuilder struct {
+	sv          *serviceViews
+	values      *nodeGroups
+	byRoute     map[string]*routeGroup
+	bySignature map[string]routing
+	byValues    map[string]routing
+	viewer      []tier
+	sig, id     []byte
+}
+
+// routeGroups visits one node of each group of the policy's grouping, whose
+// nodes share their tiers; or, when the node itself is a tier, every node,
+// computing a view only for those with endpoints of the Service: the others
+// route as the nodes of their label values.
+func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
+	b := &routeBuilder{sv: sv, values: e.grouping(sv.policy), bySignature: map[string]routing{}, byValues: map[string]routing{}}
+	if b.values != nil {
+		b.byRoute = make(map[string]*routeGroup, len(b.values.groups))
+		for _, group := range b.values.groups {
+			b.add(group, e.nodes[group[0]], false)
+		}
+	} else {
+		b.values = &nodeGroups{keys: labelKeys(sv.policy)}
+		b.byRoute = map[string]*routeGroup{}
+		local := e.serviceNodes[svc]
+		for i, node := range nodes {
+			b.add(nodes[i:i+1:i+1], e.nodes[node], !local.Has(node))
+		}
+	}
+	all := make([]*routeGroup, 0, len(b.byRoute))
+	for _, g := range b.byRoute {
+		all = append(all, g)
+	}
+	slices.SortFunc(all, func(a, b *routeGroup) int {
+		return cmp.Or(strings.Compare(a.values, b.values), cmp.Compare(a.rank, b.rank))
+	})
+	out := make([]RouteGroup, len(all))
+	for i, g := range all {
+		out[i] = g.group
+	}
+	return out
+}
+
+// add adds nodes, sorted, that share their labels' values and route alike;
+// byValues says that those values alone decide their view. Nodes come in
+// order, or all of a route group at once, so that the first nodes added
+// are its samples.
+func (b *routeBuilder) add(nodes []string, labels map[string]string, byValues bool) {
+	b.id = b.values.valuesOf(labels, b.id[:0])
+	values := len(b.id)
+	rt, ok := b.byValues[string(b.id)]
+	if !byValues || !ok {
+		rt = b.route(nodes[0], labels)
+		if byValues {
+			b.byValues[string(b.id)] = rt
+		}
+	}
+	b.id = append(b.id, rt.position...)
+	g := b.byRoute[string(b.id)]
+	if g == nil {
+		g = &routeGroup{values: string(b.id[:values]), routing: rt, group: RouteGroup{
+			Labels: make(map[string]string, len(b.values.keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
+		}}
+		for _, key := range b.values.keys {
+			if value, ok := labels[key]; ok {
+				g.group.Labels[key] = value
+			}
+		}
+		b.byRoute[string(b.id)] = g
+	}
+	g.group.Nodes += len(nodes)
+	if samples := g.group.SampleNodes; len(samples) < sampleNodes {
+		g.group.SampleNodes = append(samples, nodes[:min(len(nodes), sampleNodes-len(samples))]...)
+	}
+}
+
+// route returns where a node routes, from its view.
+func (b *routeBuilder) route(node string, labels map[string]string) routing {
+	var view *View
+	view, b.viewer, b.sig = b.sv.view(node, labels, b.viewer, b.sig)
+	rt, ok := b.bySignature[string(b.sig)]
+	if !ok {
+		rt = routingOf(b.sv.policy, view, b.viewer)
+		b.bySignature[string(b.sig)] = rt
+	}
+	return rt
+}
+
+// routingOf reads where a node routes from its view of a pruned Service.
+func routingOf(p policy, view *View, viewer []tier) routing {
+	rt := routing{position: position(p, view.Topology.MatchedKey), rank: len(p.keys), ready: len(readyAddresses(view))}
+	if k := slices.Index(p.keys, view.Topology.MatchedKey); k >= 0 {
+		rt.key, rt.rank = p.keys[k], k
+		if !isSameNode(p, rt.key) {
+			rt.value = viewer[k].value
+		}
+	}
+	return rt
+}
+
+// position reads where a node's traffic goes from its view's matched key,
+// which computeView set: the widest tier an ordered Service's families
+// chose, "*" for an any-match node falling back, else its first tier that
+// holds an endpoint.
+func position(p policy, matched string) string {
+	if p.mode == topologyapi.TopologyModeNone {
+		return PositionAll
+	}
+	switch k := slices.Index(p.keys, matched); {
+	case k < 0:
+		return PositionNone
+	case k > 0:
+		return FallbackPosition(k)
+	case matched == KeyAny:
+		return PositionAll
+	default:
+		return PositionLocal
+	}
+}
+
+// readyAddresses returns the ready addresses of a view, sorted, each once.
+func readyAddresses(v *View) []string {
+	var out []string
+	for _, slice := range v.Slices {
+		for i := range slice.Endpoints {
+			if Ready(&slice.Endpoints[i]) {
+				out = append(out, slice.Endpoints[i].Addresses...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// countEndpoints counts the endpoints of a Service's slices and those ready.
+func countEndpoints(source []*endpointSlice) (ready, total int) {
+	for _, slice := range source {
+		for i := range slice.endpoints {
+			if Ready(&slice.endpoints[i]) {
+				ready++
+			}
+		}
+		total += len(slice.endpoints)
+	}
+	return ready, total
+}
