@@ -59,6 +59,30 @@ var (
 		Subsystem: "gridview_topology", Name: "malformed_namespace_defaults", StabilityLevel: metrics.ALPHA,
 		Help: "Namespaces whose default topology rule cannot be parsed; their Services without a rule of their own are not pruned.",
 	})
+
+	// The routing metrics are set by a RoutingObserver's passes.
+	routingNodes = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem: "gridview_routing", Name: "nodes", StabilityLevel: metrics.ALPHA,
+		Help: "(node, Service) pairs by the Service's topology rule (None: not pruned, no rule) and where the node's traffic goes: local (its first tier), fallback-N (the tier of the rule's key N, from 0), all (every endpoint) or none.",
+	}, []string{"rule", "route"})
+	// Only stranded Services have a series, so that their number bounds it.
+	nodesWithoutEndpoints = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Subsystem: "gridview_service", Name: "nodes_without_endpoints", StabilityLevel: metrics.ALPHA,
+		Help: "Nodes that route a Service with endpoints to none of them; a Service has a series only while it has such nodes.",
+	}, []string{"namespace", "service"})
+	routingFallbacks = metrics.NewCounterVec(&metrics.CounterOpts{
+		Subsystem: "gridview_routing", Name: "fallbacks_total", StabilityLevel: metrics.ALPHA,
+		Help: "Nodes whose traffic to a Service went to a wider tier or to none between two passes, by the Service's topology rule.",
+	}, []string{"rule"})
+	routingPassSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem: "gridview_routing", Name: "pass_duration_seconds", StabilityLevel: metrics.ALPHA,
+		Help:    "Time to read where every Service's nodes route and set the routing metrics.",
+		Buckets: metrics.ExponentialBuckets(0.001, 4, 10),
+	})
+	routingLastPass = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: "gridview_routing", Name: "last_pass_timestamp_seconds", StabilityLevel: metrics.ALPHA,
+		Help: "Unix time the routing metrics were last set.",
+	})
 )
 
 var registerOnce sync.Once
@@ -66,7 +90,8 @@ var registerOnce sync.Once
 // RegisterMetrics adds the store's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults)
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults,
+			routingNodes, nodesWithoutEndpoints, routingFallbacks, routingPassSeconds, routingLastPass)
 	})
 }
 
