@@ -52,6 +52,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&NodeEndpointsList{},
 		&TopologyReview{},
 		&ServiceRoutes{},
+		&ServiceRoutesList{},
 	)
 	return nil
 }

@@ -346,6 +346,17 @@ type ServiceRoutes struct {
 	Groups []RouteGroup `json:"groups,omitempty"`
 }
 
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceRoutesList is a list of ServiceRoutes.
+type ServiceRoutesList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []ServiceRoutes `json:"items"`
+}
+
 // RouteGroup is a set of nodes that route a Service alike.
 type RouteGroup struct {
 	// Labels are the nodes' values of the rule's label keys; a key the nodes

@@ -47,6 +47,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ServiceGridSpec{}.OpenAPIModelName():              schema_gridview_apis_topology_v1alpha1_ServiceGridSpec(ref),
 		v1alpha1.ServiceGridStatus{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_ServiceGridStatus(ref),
 		v1alpha1.ServiceRoutes{}.OpenAPIModelName():                schema_gridview_apis_topology_v1alpha1_ServiceRoutes(ref),
+		v1alpha1.ServiceRoutesList{}.OpenAPIModelName():            schema_gridview_apis_topology_v1alpha1_ServiceRoutesList(ref),
 		v1alpha1.TopologyInfo{}.OpenAPIModelName():                 schema_gridview_apis_topology_v1alpha1_TopologyInfo(ref),
 		v1alpha1.TopologyReview{}.OpenAPIModelName():               schema_gridview_apis_topology_v1alpha1_TopologyReview(ref),
 		v1alpha1.TopologyReviewSpec{}.OpenAPIModelName():           schema_gridview_apis_topology_v1alpha1_TopologyReviewSpec(ref),
@@ -1032,6 +1033,54 @@ func schema_gridview_apis_topology_v1alpha1_ServiceRoutes(ref common.ReferenceCa
 		},
 		Dependencies: []string{
 			v1alpha1.RouteGroup{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_gridview_apis_topology_v1alpha1_ServiceRoutesList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ServiceRoutesList is a list of ServiceRoutes.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ServiceRoutes{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ServiceRoutes{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

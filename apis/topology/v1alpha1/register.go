@@ -54,6 +54,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&NodeEndpointsList{},
 		&TopologyReview{},
 		&ServiceRoutes{},
+		&ServiceRoutesList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

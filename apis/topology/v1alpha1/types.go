@@ -323,7 +323,7 @@ type TopologyTier struct {
 }
 
 // +genclient
-// +genclient:onlyVerbs=get
+// +genclient:onlyVerbs=get,list
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // ServiceRoutes is where every node routes one Service's traffic, the nodes
@@ -352,6 +352,17 @@ type ServiceRoutes struct {
 	// +optional
 	// +listType=atomic
 	Groups []RouteGroup `json:"groups,omitempty" protobuf:"bytes,8,rep,name=groups"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ServiceRoutesList is a list of ServiceRoutes.
+type ServiceRoutesList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+
+	Items []ServiceRoutes `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // RouteGroup is a set of nodes that route a Service alike.

@@ -77,6 +77,11 @@ func (in ServiceRoutes) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ServiceRoutesList) OpenAPIModelName() string {
+	return "io.gridview.topology.v1alpha1.ServiceRoutesList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TopologyInfo) OpenAPIModelName() string {
 	return "io.gridview.topology.v1alpha1.TopologyInfo"
 }

@@ -33,3 +33,11 @@ type ServiceGridListerExpansion interface{}
 // ServiceGridNamespaceListerExpansion allows custom methods to be added to
 // ServiceGridNamespaceLister.
 type ServiceGridNamespaceListerExpansion interface{}
+
+// ServiceRoutesListerExpansion allows custom methods to be added to
+// ServiceRoutesLister.
+type ServiceRoutesListerExpansion interface{}
+
+// ServiceRoutesNamespaceListerExpansion allows custom methods to be added to
+// ServiceRoutesNamespaceLister.
+type ServiceRoutesNamespaceListerExpansion interface{}

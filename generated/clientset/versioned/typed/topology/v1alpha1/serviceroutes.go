@@ -36,23 +36,25 @@ type ServiceRoutesGetter interface {
 // ServiceRoutesInterface has methods to work with ServiceRoutes resources.
 type ServiceRoutesInterface interface {
 	Get(ctx context.Context, name string, opts v1.GetOptions) (*topologyv1alpha1.ServiceRoutes, error)
+	List(ctx context.Context, opts v1.ListOptions) (*topologyv1alpha1.ServiceRoutesList, error)
 	ServiceRoutesExpansion
 }
 
 // serviceRoutes implements ServiceRoutesInterface
 type serviceRoutes struct {
-	*gentype.Client[*topologyv1alpha1.ServiceRoutes]
+	*gentype.ClientWithList[*topologyv1alpha1.ServiceRoutes, *topologyv1alpha1.ServiceRoutesList]
 }
 
 // newServiceRoutes returns a ServiceRoutes
 func newServiceRoutes(c *TopologyV1alpha1Client, namespace string) *serviceRoutes {
 	return &serviceRoutes{
-		gentype.NewClient[*topologyv1alpha1.ServiceRoutes](
+		gentype.NewClientWithList[*topologyv1alpha1.ServiceRoutes, *topologyv1alpha1.ServiceRoutesList](
 			"serviceroutes",
 			c.RESTClient(),
 			scheme.ParameterCodec,
 			namespace,
 			func() *topologyv1alpha1.ServiceRoutes { return &topologyv1alpha1.ServiceRoutes{} },
+			func() *topologyv1alpha1.ServiceRoutesList { return &topologyv1alpha1.ServiceRoutesList{} },
 		),
 	}
 }

@@ -26,18 +26,26 @@ import (
 
 // fakeServiceRoutes implements ServiceRoutesInterface
 type fakeServiceRoutes struct {
-	*gentype.FakeClient[*v1alpha1.ServiceRoutes]
+	*gentype.FakeClientWithList[*v1alpha1.ServiceRoutes, *v1alpha1.ServiceRoutesList]
 	Fake *FakeTopologyV1alpha1
 }
 
 func newFakeServiceRoutes(fake *FakeTopologyV1alpha1, namespace string) topologyv1alpha1.ServiceRoutesInterface {
 	return &fakeServiceRoutes{
-		gentype.NewFakeClient[*v1alpha1.ServiceRoutes](
+		gentype.NewFakeClientWithList[*v1alpha1.ServiceRoutes, *v1alpha1.ServiceRoutesList](
 			fake.Fake,
 			namespace,
 			v1alpha1.SchemeGroupVersion.WithResource("serviceroutes"),
 			v1alpha1.SchemeGroupVersion.WithKind("ServiceRoutes"),
 			func() *v1alpha1.ServiceRoutes { return &v1alpha1.ServiceRoutes{} },
+			func() *v1alpha1.ServiceRoutesList { return &v1alpha1.ServiceRoutesList{} },
+			func(dst, src *v1alpha1.ServiceRoutesList) { dst.ListMeta = src.ListMeta },
+			func(list *v1alpha1.ServiceRoutesList) []*v1alpha1.ServiceRoutes {
+				return gentype.ToPointerSlice(list.Items)
+			},
+			func(list *v1alpha1.ServiceRoutesList, items []*v1alpha1.ServiceRoutes) {
+				list.Items = gentype.FromPointerSlice(items)
+			},
 		),
 		fake,
 	}
