@@ -20,6 +20,7 @@ package apiserver
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -32,6 +33,8 @@ import (
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
 	"github.com/gridview/gridview/pkg/registry/topology/servicegrid"
+	"github.com/gridview/gridview/pkg/registry/topology/serviceroutes"
+	"github.com/gridview/gridview/pkg/registry/topology/topologyreview"
 )
 
 // Config is the configuration of gridview-apiserver.
@@ -43,6 +46,9 @@ type Config struct {
 	LeaderElectionNamespace string
 	// AdvertiseAddress (host:port) is where the other replicas reach this one.
 	AdvertiseAddress string
+	// RoutingMetricsInterval is how often the routing metrics are set; 0:
+	// never, and no NoEndpointsForNodes Events.
+	RoutingMetricsInterval time.Duration
 }
 
 // CompletedConfig is a Config whose defaults are filled in.
@@ -51,6 +57,7 @@ type CompletedConfig struct {
 	// ClientConfig reaches the cluster's kube-apiserver (--kubeconfig).
 	ClientConfig            *restclient.Config
 	LeaderElectionNamespace string
+	RoutingMetricsInterval  time.Duration
 	leadership              *leadership
 	leaderReads             *leaderReads
 }
@@ -72,6 +79,7 @@ func (c *Config) Complete() CompletedConfig {
 		GenericConfig:           c.GenericConfig.Complete(),
 		ClientConfig:            c.GenericConfig.ClientConfig,
 		LeaderElectionNamespace: c.LeaderElectionNamespace,
+		RoutingMetricsInterval:  c.RoutingMetricsInterval,
 		leadership:              leadership,
 		leaderReads:             reads,
 	}
@@ -124,6 +132,8 @@ func (c CompletedConfig) New() (*Server, error) {
 		"servicegrids":        serviceGrids,
 		"servicegrids/status": serviceGridStatus,
 		"nodeendpoints":       nodeendpoints.NewStorage(views),
+		"topologyreviews":     topologyreview.NewStorage(views, c.GenericConfig.Authorization.Authorizer),
+		"serviceroutes":       serviceroutes.NewStorage(views),
 	}
 	if err := generic.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, err

@@ -47,7 +47,7 @@ func NewNodeAuthorizer() authorizer.Authorizer {
 }
 
 func authorizeNode(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-	node, isNode, err := nodeOf(a.GetUser())
+	node, isNode, err := NodeOf(a.GetUser())
 	if err != nil {
 		// kube-apiserver's Node authorizer answers such a user NoOpinion
 		// ("unknown node for user", plugin/pkg/auth/authorizer/node/
@@ -77,9 +77,9 @@ func authorizeNode(_ context.Context, a authorizer.Attributes) (authorizer.Decis
 	return authorizer.DecisionAllow, "", nil
 }
 
-// nodeOf returns the node a user is, if it is one; an error when the user
+// NodeOf returns the node a user is, if it is one; an error when the user
 // is in group system:nodes but its name is not system:node:<node name>.
-func nodeOf(u user.Info) (string, bool, error) {
+func NodeOf(u user.Info) (string, bool, error) {
 	if u == nil || !slices.Contains(u.GetGroups(), user.NodesGroup) {
 		return "", false, nil
 	}

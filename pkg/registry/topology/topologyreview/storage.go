@@ -1,0 +1,142 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package topologyreview answers TopologyReviews: why a node routes a
+// Service's traffic where it does, or where it would under a what-if. A
+// review is computed from the replica's own views when it is created and
+// never stored, like a SubjectAccessReview.
+package topologyreview
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/apis/topology/validation"
+	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
+	topologyengine "github.com/gridview/gridview/pkg/topology"
+)
+
+var (
+	_ rest.Storage              = &storage{}
+	_ rest.Creater              = &storage{}
+	_ rest.Scoper               = &storage{}
+	_ rest.SingularNameProvider = &storage{}
+	_ rest.CategoriesProvider   = &storage{}
+)
+
+// Reviewer computes reviews from the current views.
+type Reviewer interface {
+	Review(node string, svc types.NamespacedName, whatIf topologyengine.WhatIf) (topologyengine.Review, error)
+}
+
+type storage struct {
+	reviews    Reviewer
+	authorizer authorizer.Authorizer
+}
+
+// NewStorage returns the create-only storage of topologyreviews; authorizer
+// decides whether a requester may get the reviewed Service.
+func NewStorage(reviews Reviewer, authz authorizer.Authorizer) rest.Storage {
+	return &storage{reviews: reviews, authorizer: authz}
+}
+
+func (*storage) New() runtime.Object     { return &topology.TopologyReview{} }
+func (*storage) Destroy()                {}
+func (*storage) NamespaceScoped() bool   { return true }
+func (*storage) GetSingularName() string { return "topologyreview" }
+func (*storage) Categories() []string    { return []string{"gridview"} }
+
+func (s *storage) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	review, ok := obj.(*topology.TopologyReview)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a TopologyReview: %T", obj))
+	}
+	namespace := genericapirequest.NamespaceValue(ctx)
+	if errs := validation.ValidateTopologyReview(review); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(topology.Kind("TopologyReview"), review.Name, errs)
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.authorize(ctx, namespace, &review.Spec); err != nil {
+		return nil, err
+	}
+	answer, err := s.reviews.Review(review.Spec.NodeName, types.NamespacedName{Namespace: namespace, Name: review.Spec.ServiceName}, topologyengine.WhatIf{
+		NodeLabels:   review.Spec.NodeLabels,
+		UnreadyNodes: sets.New(review.Spec.UnreadyNodes...),
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := review.DeepCopy()
+	out.Status = status(answer)
+	return out, nil
+}
+
+// authorize lets a requester review a Service it may get, and a node only
+// itself: a review tells which endpoints a node routes to, what reading the
+// node's views would.
+func (s *storage) authorize(ctx context.Context, namespace string, spec *topology.TopologyReviewSpec) error {
+	requester, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", fmt.Errorf("the request has no user"))
+	}
+	node, isNode, err := nodeendpoints.NodeOf(requester)
+	if err != nil {
+		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", err)
+	}
+	if isNode && node != spec.NodeName {
+		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "",
+			fmt.Errorf("node %s may review only itself, not node %s", node, spec.NodeName))
+	}
+	decision, reason, err := s.authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: requester, Verb: "get", Namespace: namespace, Resource: "services", Name: spec.ServiceName,
+		ResourceRequest: true, APIVersion: "v1",
+	})
+	if decision == authorizer.DecisionAllow {
+		return nil
+	}
+	why := fmt.Sprintf("user %q cannot get Service %s/%s, which reviewing it needs", requester.GetName(), namespace, spec.ServiceName)
+	if reason != "" {
+		why += ": " + reason
+	}
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", fmt.Errorf("%s", why))
+}
+
+func status(r topologyengine.Review) topology.TopologyReviewStatus {
+	out := topology.TopologyReviewStatus{Rule: r.Rule, Mode: r.Mode, Route: r.Position, Addresses: r.Addresses, Reason: r.Reason}
+	for _, t := range r.Tiers {
+		out.Tiers = append(out.Tiers, topology.TopologyTier{
+			Key: t.Key, Value: t.Value, Ready: int32(t.Ready), Total: int32(t.Total), MinReady: int32(t.MinReady), Chosen: t.Chosen,
+		})
+	}
+	return out
+}
