@@ -57,3 +57,9 @@ func (l *leadership) leaderAddress() (string, bool) {
 	}
 	return holder[at+1:], true
 }
+
+// isLeader tells whether this replica holds the Lease, as last observed.
+func (l *leadership) isLeader() bool {
+	elector := l.elector.Load()
+	return elector != nil && elector.IsLeader()
+}

@@ -48,6 +48,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store
 	if err != nil {
 		return nil, nil, err
 	}
+	observeRouting := routingObserver(cfg, store, informers.Core().V1().Services(), recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
@@ -65,6 +66,9 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store
 				feed.Run(ctx)
 			}()
 			go store.Run(ctx)
+			if observeRouting != nil {
+				go observeRouting(ctx)
+			}
 			go func() {
 				<-ctx.Done()
 				store.Close()

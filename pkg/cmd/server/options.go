@@ -76,6 +76,9 @@ type Options struct {
 	ServingCertSecret string
 	// APIServiceName gets the CA of ServingCertSecret as its caBundle.
 	APIServiceName string
+	// RoutingMetricsInterval is how often the routing metrics are set and
+	// the NoEndpointsForNodes Warnings decided; 0 turns both off.
+	RoutingMetricsInterval time.Duration
 
 	// etcdReachTimeout bounds how long start-up waits for an external etcd.
 	etcdReachTimeout time.Duration
@@ -91,6 +94,7 @@ func NewOptions() *Options {
 		DataDir:                 "/var/lib/gridview/etcd",
 		etcdReachTimeout:        20 * time.Second,
 		LeaderElectionNamespace: "gridview-system",
+		RoutingMetricsInterval:  30 * time.Second,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: v1alpha1.GroupName})
@@ -108,6 +112,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes and serving every replica's reads of NodeEndpoints.")
 	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
 		"IP address the other replicas reach this one at on --secure-port (in a Pod: its IP). Default: --bind-address, or the address of the default route's interface when that is unspecified.")
+	fs.DurationVar(&o.RoutingMetricsInterval, "routing-metrics-interval", o.RoutingMetricsInterval,
+		"How often every Service's routes are read to set the gridview_routing_* metrics and gridview_service_nodes_without_endpoints, and to send the NoEndpointsForNodes Warnings (the leader only). Each pass reads one Service at a time. 0 turns them off.")
 	o.addServingCertFlags(fs)
 }
 
@@ -143,6 +149,9 @@ func (o *Options) Validate() error {
 	errs := o.RecommendedOptions.Validate()
 	if o.LeaderElectionNamespace == "" {
 		errs = append(errs, errors.New("--leader-election-namespace must not be empty"))
+	}
+	if o.RoutingMetricsInterval < 0 {
+		errs = append(errs, fmt.Errorf("--routing-metrics-interval must not be negative (0 turns the routing metrics off), got %s", o.RoutingMetricsInterval))
 	}
 	errs = append(errs, o.validateServingCert()...)
 	if o.embeddedEtcd != nil {
@@ -195,7 +204,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	cfg.Authorization.Authorizer = authz
 	return &apiserver.Config{
 		GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace,
-		AdvertiseAddress: net.JoinHostPort(o.AdvertiseAddress.String(), strconv.Itoa(o.RecommendedOptions.SecureServing.BindPort)),
+		AdvertiseAddress:       net.JoinHostPort(o.AdvertiseAddress.String(), strconv.Itoa(o.RecommendedOptions.SecureServing.BindPort)),
+		RoutingMetricsInterval: o.RoutingMetricsInterval,
 	}, nil
 }
 

@@ -151,25 +151,54 @@ func TestValidateServingCertFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o := NewOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.AddFlags(fs)
-			if err := fs.Parse(append(tc.args, "--data-dir="+t.TempDir())); err != nil {
-				t.Fatal(err)
-			}
-			if err := o.Complete(); err != nil {
-				t.Fatal(err)
-			}
-			err := o.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatalf("error = %v, want none", err)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error = %v, want one line containing %q", err, tc.wantErr)
+			checkValidation(t, tc.args, tc.wantErr)
+		})
+	}
+}
+
+func TestValidateRoutingMetricsInterval(t *testing.T) {
+	tests := []struct {
+		name         string
+		args         []string
+		wantInterval time.Duration
+		wantErr      string // empty: valid
+	}{
+		{name: "default", wantInterval: 30 * time.Second},
+		{name: "off", args: []string{"--routing-metrics-interval=0"}},
+		{name: "every 5s", args: []string{"--routing-metrics-interval=5s"}, wantInterval: 5 * time.Second},
+		{name: "negative", args: []string{"--routing-metrics-interval=-1s"}, wantInterval: -time.Second,
+			wantErr: "--routing-metrics-interval must not be negative (0 turns the routing metrics off), got -1s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := checkValidation(t, tc.args, tc.wantErr)
+			if o.RoutingMetricsInterval != tc.wantInterval {
+				t.Errorf("interval = %s, want %s", o.RoutingMetricsInterval, tc.wantInterval)
 			}
 		})
 	}
+}
+
+// checkValidation parses args, completes and validates the options, and
+// fails unless the validation error is one line containing wantErr, or
+// there is none when wantErr is empty.
+func checkValidation(t *testing.T, args []string, wantErr string) *Options {
+	t.Helper()
+	o := NewOptions()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse(append(args, "--data-dir="+t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	err := o.Validate()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatalf("error = %v, want none", err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr) || strings.Contains(err.Error(), "\n")):
+		t.Fatalf("error = %v, want one line containing %q", err, wantErr)
+	}
+	return o
 }
