@@ -99,36 +99,50 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object, createValidati
 }
 
 // authorize lets a requester review a Service it may get, and a node only
-// itself: a review tells which endpoints a node routes to, what reading the
-// node's views would.
+// itself. A review also tells the ready addresses a node routes to, which
+// the node reads in its own views anyway, but which anyone else must be
+// allowed to read in the Service's EndpointSlices: getting a Service does not
+// grant its endpoints.
 func (s *storage) authorize(ctx context.Context, namespace string, spec *topology.TopologyReviewSpec) error {
 	requester, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
-		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", fmt.Errorf("the request has no user"))
+		return forbidden(fmt.Errorf("the request has no user"))
 	}
 	node, isNode, err := nodeendpoints.NodeOf(requester)
 	if err != nil {
-		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", err)
+		return forbidden(err)
 	}
 	if isNode && node != spec.NodeName {
-		return apierrors.NewForbidden(topology.Resource("topologyreviews"), "",
-			fmt.Errorf("node %s may review only itself, not node %s", node, spec.NodeName))
+		return forbidden(fmt.Errorf("node %s may review only itself, not node %s", node, spec.NodeName))
 	}
-	decision, reason, err := s.authorizer.Authorize(ctx, authorizer.AttributesRecord{
-		User: requester, Verb: "get", Namespace: namespace, Resource: "services", Name: spec.ServiceName,
-		ResourceRequest: true, APIVersion: "v1",
-	})
-	if decision == authorizer.DecisionAllow {
-		return nil
+	needs := []authorizer.AttributesRecord{{
+		Verb: "get", Namespace: namespace, Resource: "services", Name: spec.ServiceName, APIVersion: "v1",
+	}}
+	if !isNode {
+		needs = append(needs, authorizer.AttributesRecord{
+			Verb: "list", Namespace: namespace, APIGroup: "discovery.k8s.io", Resource: "endpointslices", APIVersion: "v1",
+		})
 	}
-	why := fmt.Sprintf("user %q cannot get Service %s/%s, which reviewing it needs", requester.GetName(), namespace, spec.ServiceName)
-	if reason != "" {
-		why += ": " + reason
+	for _, need := range needs {
+		need.User, need.ResourceRequest = requester, true
+		decision, reason, err := s.authorizer.Authorize(ctx, need)
+		if decision == authorizer.DecisionAllow {
+			continue
+		}
+		why := fmt.Sprintf("user %q cannot %s %s in namespace %q, which reviewing Service %s needs", requester.GetName(), need.Verb, need.Resource, namespace, spec.ServiceName)
+		if reason != "" {
+			why += ": " + reason
+		}
+		if err != nil {
+			why += ": " + err.Error()
+		}
+		return forbidden(fmt.Errorf("%s", why))
 	}
-	if err != nil {
-		why += ": " + err.Error()
-	}
-	return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", fmt.Errorf("%s", why))
+	return nil
+}
+
+func forbidden(err error) error {
+	return apierrors.NewForbidden(topology.Resource("topologyreviews"), "", err)
 }
 
 func status(r topologyengine.Review) topology.TopologyReviewStatus {

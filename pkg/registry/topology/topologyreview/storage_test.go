@@ -18,6 +18,7 @@ package topologyreview
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,13 +54,20 @@ func (f *fakeReviewer) Review(node string, svc types.NamespacedName, w topologye
 	}, f.err
 }
 
-// servicesOf allows getting Services to the users named.
-func servicesOf(allowed ...string) authorizer.Authorizer {
+// servicesOf allows getting the Service demo/web to the users named, and
+// listing demo's EndpointSlices to those named too.
+func servicesOf(gets, lists []string) authorizer.Authorizer {
 	return authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
-		if a.GetResource() != "services" || a.GetVerb() != "get" || a.GetAPIGroup() != "" || a.GetNamespace() != "demo" || a.GetName() != "web" {
+		allowed := gets
+		switch {
+		case a.GetNamespace() != "demo":
+		case a.GetResource() == "services" && a.GetVerb() == "get" && a.GetAPIGroup() == "" && a.GetName() == "web":
+		case a.GetResource() == "endpointslices" && a.GetVerb() == "list" && a.GetAPIGroup() == "discovery.k8s.io" && a.GetName() == "":
+			allowed = lists
+		default:
 			return authorizer.DecisionNoOpinion, "asked " + a.GetVerb() + " " + a.GetResource(), nil
 		}
-		if sets.New(allowed...).Has(a.GetUser().GetName()) {
+		if slices.Contains(allowed, a.GetUser().GetName()) {
 			return authorizer.DecisionAllow, "", nil
 		}
 		return authorizer.DecisionDeny, "no RBAC rule allows it", nil
@@ -83,7 +91,8 @@ func TestCreate(t *testing.T) {
 		{name: "a user who may get the Service", requester: alice, spec: spec("edge-1")},
 		{name: "a node reviewing itself", requester: node1, spec: spec("edge-1")},
 		{name: "a node reviewing another", requester: node1, spec: spec("edge-2"), wantStatus: 403, wantInMsg: "node edge-1 may review only itself, not node edge-2"},
-		{name: "a user who may not get the Service", requester: &user.DefaultInfo{Name: "bob"}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: `user "bob" cannot get Service demo/web`},
+		{name: "a user who may not get the Service", requester: &user.DefaultInfo{Name: "bob"}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: `user "bob" cannot get services in namespace "demo", which reviewing Service web needs: no RBAC rule allows it`},
+		{name: "a user who may get the Service but not its endpoints", requester: &user.DefaultInfo{Name: "carol"}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: `user "carol" cannot list endpointslices in namespace "demo"`},
 		{name: "a member of system:nodes that is no node", requester: &user.DefaultInfo{Name: "bootstrap", Groups: []string{user.NodesGroup}}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: "no node's identity"},
 		{name: "no user", spec: spec("edge-1"), wantStatus: 403, wantInMsg: "no user"},
 		{name: "a bad spec", requester: alice, spec: topology.TopologyReviewSpec{ServiceName: "web"}, wantStatus: 422, wantInMsg: "spec.nodeName: Required value"},
@@ -96,7 +105,7 @@ func TestCreate(t *testing.T) {
 			if tc.requester != nil {
 				ctx = genericapirequest.WithUser(ctx, tc.requester)
 			}
-			storage := NewStorage(reviewer, servicesOf("alice", "system:node:edge-1")).(*storage)
+			storage := NewStorage(reviewer, servicesOf([]string{"alice", "carol", "system:node:edge-1"}, []string{"alice"})).(*storage)
 			obj, err := storage.Create(ctx, &topology.TopologyReview{Spec: tc.spec}, nil, nil)
 			if tc.wantStatus != 0 {
 				status, ok := err.(apierrors.APIStatus)
