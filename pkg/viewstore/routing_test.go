@@ -331,3 +331,29 @@ func TestRoutingObserverRunsEveryInterval(t *testing.T) {
 		<-done
 	})
 }
+
+// The store's own routes: demo/echo is pruned by unit, the other two are
+// not; then unit b loses demo/echo's only endpoint there.
+func TestRoutingObserverReadsTheStore(t *testing.T) {
+	store := newTestStore(t, testOptions)
+	leader := true
+	echo := types.NamespacedName{Namespace: "demo", Name: "echo"}
+	observer, recorder := newTestObserver(store, &leader, echo)
+	observer.pass()
+	if got, want := series(t, "gridview_routing_nodes"), map[string]float64{"route=local,rule=SuperEdge": 3, "route=all,rule=None": 6}; !maps.Equal(got, want) {
+		t.Errorf("gridview_routing_nodes = %v, want %v", got, want)
+	}
+	fellBefore := fallbacks(t)
+	store.SetEndpointSlice(slice("demo", "echo", "edge-1"))
+	observer.pass()
+	if got, want := series(t, "gridview_service_nodes_without_endpoints"), map[string]float64{"namespace=demo,service=echo": 1}; !maps.Equal(got, want) {
+		t.Errorf("gridview_service_nodes_without_endpoints = %v, want %v", got, want)
+	}
+	if fell := fallbacks(t) - fellBefore; fell != 1 {
+		t.Errorf("fallbacks counted %v, want 1", fell)
+	}
+	want := []string{stranded + "1 node routes this Service to no endpoint, e.g. node edge-3 of unit=b: no tier of theirs holds one and the rule has no fallback that does"}
+	if got := recorder.drain(); !slices.Equal(got, want) {
+		t.Errorf("Events = %q, want %q", got, want)
+	}
+}
