@@ -73,7 +73,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 		_, _ = kubectl(t, "delete", "-n", "demo", "servicegrid", "echo")
 		_, _ = kubectl(t, "delete", "-n", "demo", "service/plain", "service/ordered",
 			"endpointslice/echo-svc-demo", "endpointslice/plain-demo", "endpointslice/ordered-demo")
-		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4")
+		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5")
 	})
 
 	out := mustKubectl(t, "get", "sg", "-A")
