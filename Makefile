@@ -20,10 +20,12 @@ SOAK_DURATION ?= 5m
 
 all: build
 
-## build: compile gridview-apiserver and gridview-wrapper into _output/bin.
+## build: compile gridview-apiserver, gridview-wrapper and the kubectl plugin
+## kubectl-gridview (put _output/bin on PATH for `kubectl gridview`) into _output/bin.
 build:
 	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
 	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
+	go build -o $(BIN_DIR)/kubectl-gridview ./cmd/kubectl-gridview
 
 ## prereqs: check (and, as root, install from Debian) what run and test need
 ## beyond Go: root, iproute2, nftables, curl, protoc (for make update and verify).

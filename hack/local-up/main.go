@@ -159,9 +159,37 @@ func printInstructions(kubeconfig, logDir string) {
 	}
 	fmt.Printf("  curl -s http://%s/metrics | grep ^gridview_wrapper\n", wrapperListen)
 	fmt.Println()
+	fmt.Println("kubectl gridview explains and maps where the demo's nodes route (make build puts kubectl-gridview beside local-up):")
+	for _, command := range []string{
+		"explain edge-1 ordered -n demo",
+		"explain edge-3 ordered -n demo   # unit-b has no endpoint of ordered: falls back to \"*\"",
+		"explain edge-1 ordered -n demo --label superedge.io/nodeunit=unit-b   # what if edge-1 moved",
+		"explain edge-3 echo-svc -n demo --unready edge-3,edge-4   # what if unit-b went down",
+		"routes ordered -n demo -o wide",
+		"map ordered -n demo -o svg > ordered.svg",
+	} {
+		fmt.Printf("  KUBECONFIG=%s %skubectl gridview %s\n", kubeconfig, pluginPath(), command)
+	}
+	fmt.Println()
 	fmt.Printf("Logs: %s/{etcd,kube-apiserver,gridview-apiserver,gridview-wrapper}.log\n", logDir)
 	fmt.Println()
 	fmt.Println("gridview is ready; press Ctrl-C to stop and clean up.")
+}
+
+// pluginPath is PATH=<dir>:$PATH for the directory of local-up, where make
+// builds kubectl-gridview too, so that kubectl finds the plugin; empty when
+// it is not there (go run), for a plugin installed on PATH. The directory
+// is absolute: kubectl does not run a plugin found through a relative one.
+func pluginPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(exe)
+	if _, err := os.Stat(filepath.Join(dir, "kubectl-gridview")); err != nil {
+		return ""
+	}
+	return "PATH=" + dir + ":$PATH "
 }
 
 func stop(cluster *localcluster.Cluster) error {
