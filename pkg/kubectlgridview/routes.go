@@ -166,9 +166,16 @@ func labelList(labels map[string]string, keys []string) string {
 	return strings.Join(pairs, ",")
 }
 
+// chosenTier is the tier the group's nodes route to. A chosen tier's value
+// is empty only for "*" and for a same-node key (kubernetes.io/hostname,
+// say), whose value is each node's own: a node is never in a tier of a
+// label it lacks.
 func chosenTier(g v1alpha1.RouteGroup) string {
-	if g.ChosenKey == "" {
+	switch {
+	case g.ChosenKey == "":
 		return "-"
+	case g.ChosenKey != "*" && g.ChosenValue == "":
+		return g.ChosenKey + "=<own node>"
 	}
 	return tierName(g.ChosenKey, g.ChosenValue)
 }

@@ -72,6 +72,22 @@ func unprunedRoutes() *v1alpha1.ServiceRoutes {
 	}
 }
 
+// sameNodeRoutes prefers the node itself, then its unit: a node's own
+// tier has no one value for the group.
+func sameNodeRoutes() *v1alpha1.ServiceRoutes {
+	return &v1alpha1.ServiceRoutes{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "demo"},
+		Rule:       "Gridview", Mode: v1alpha1.TopologyModeOrdered, Keys: []string{"kubernetes.io/hostname", unitKey},
+		Nodes: 3, ReadyEndpoints: 2, TotalEndpoints: 2,
+		Groups: []v1alpha1.RouteGroup{
+			{Labels: map[string]string{unitKey: "unit-a"}, Nodes: 2, SampleNodes: []string{"edge-1", "edge-2"},
+				Route: "local", ChosenKey: "kubernetes.io/hostname", ReadyEndpoints: 1},
+			{Labels: map[string]string{unitKey: "unit-a"}, Nodes: 1, SampleNodes: []string{"edge-5"},
+				Route: "fallback-1", ChosenKey: unitKey, ChosenValue: "unit-a", ReadyEndpoints: 2},
+		},
+	}
+}
+
 func TestRoutes(t *testing.T) {
 	for name, tc := range map[string]struct {
 		routes   *v1alpha1.ServiceRoutes
@@ -81,6 +97,7 @@ func TestRoutes(t *testing.T) {
 		"ordered fallback to zone": {orderedRoutes(), []string{"routes", "web", "-n", "demo"}, "routes-ordered.golden"},
 		"ordered, wide":            {orderedRoutes(), []string{"routes", "web", "-n", "demo", "-o", "wide"}, "routes-ordered-wide.golden"},
 		"any-match falling on *":   {anyMatchRoutes(), []string{"routes", "echo", "-n", "demo"}, "routes-anymatch.golden"},
+		"same-node key first":      {sameNodeRoutes(), []string{"routes", "cache", "-n", "demo"}, "routes-samenode.golden"},
 		"all, not pruned":          {unprunedRoutes(), []string{"routes", "plain", "-n", "demo", "-o", "wide"}, "routes-all.golden"},
 		"json":                     {anyMatchRoutes(), []string{"routes", "echo", "-n", "demo", "-o", "json"}, "routes-anymatch.json.golden"},
 	} {
