@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 )
@@ -94,87 +95,91 @@ type routeGroup struct {
 	// values are the group's label values as nodeGroups reads them, which
 	// sort as the labels in key order.
 	values string
-	routing
+	// rank orders positions: the chosen key's index, none last.
+	rank  int
 	group RouteGroup
 }
 
-// routeBuilder gathers the nodes of a pruned Service by their label values
-// and where they route, memoizing the latter by view signature and, for
-// nodes that need no view, by label values.
-type routeBuilder struct {
-	sv          *serviceViews
-	values      *nodeGroups
-	byRoute     map[string]*routeGroup
-	bySignature map[string]routing
-	byValues    map[string]routing
-	viewer      []tier
-	sig, id     []byte
+func newRouteGroup(values string, keys []string, labels map[string]string, rt routing) routeGroup {
+	g := routeGroup{values: values, rank: rt.rank, group: RouteGroup{
+		Labels: make(map[string]string, len(keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
+	}}
+	for _, key := range keys {
+		if value, ok := labels[key]; ok {
+			g.group.Labels[key] = value
+		}
+	}
+	return g
 }
 
 // routeGroups visits one node of each group of the policy's grouping, whose
-// nodes share their tiers; or, when the node itself is a tier, every node,
-// computing a view only for those with endpoints of the Service: the others
-// route as the nodes of their label values.
+// nodes share their tiers; or, when the node itself is a tier, every node.
 func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
-	b := &routeBuilder{sv: sv, values: e.grouping(sv.policy), bySignature: map[string]routing{}, byValues: map[string]routing{}}
-	if b.values != nil {
-		b.byRoute = make(map[string]*routeGroup, len(b.values.groups))
-		for _, group := range b.values.groups {
-			b.add(group, e.nodes[group[0]], false)
+	b := &routeBuilder{sv: sv, bySignature: map[string]routing{}}
+	var all []routeGroup
+	if grouping := e.grouping(sv.policy); grouping != nil {
+		all = make([]routeGroup, 0, len(grouping.groups))
+		for values, group := range grouping.groups {
+			labels := e.nodes[group[0]]
+			g := newRouteGroup(values, grouping.keys, labels, b.route(group[0], labels))
+			// Shared: groups are replaced, never modified.
+			g.group.Nodes, g.group.SampleNodes = len(group), group[:min(len(group), sampleNodes):min(len(group), sampleNodes)]
+			all = append(all, g)
 		}
 	} else {
-		b.values = &nodeGroups{keys: labelKeys(sv.policy)}
-		b.byRoute = map[string]*routeGroup{}
-		local := e.serviceNodes[svc]
-		for i, node := range nodes {
-			b.add(nodes[i:i+1:i+1], e.nodes[node], !local.Has(node))
-		}
+		all = b.byNode(&nodeGroups{keys: labelKeys(sv.policy)}, e.nodes, e.serviceNodes[svc], nodes)
 	}
-	all := make([]*routeGroup, 0, len(b.byRoute))
-	for _, g := range b.byRoute {
-		all = append(all, g)
-	}
-	slices.SortFunc(all, func(a, b *routeGroup) int {
+	slices.SortFunc(all, func(a, b routeGroup) int {
 		return cmp.Or(strings.Compare(a.values, b.values), cmp.Compare(a.rank, b.rank))
 	})
 	out := make([]RouteGroup, len(all))
-	for i, g := range all {
-		out[i] = g.group
+	for i := range all {
+		out[i] = all[i].group
 	}
 	return out
 }
 
-// add adds nodes, sorted, that share their labels' values and route alike;
-// byValues says that those values alone decide their view. Nodes come in
-// order, or all of a route group at once, so that the first nodes added
-// are its samples.
-func (b *routeBuilder) add(nodes []string, labels map[string]string, byValues bool) {
-	b.id = b.values.valuesOf(labels, b.id[:0])
-	values := len(b.id)
-	rt, ok := b.byValues[string(b.id)]
-	if !byValues || !ok {
-		rt = b.route(nodes[0], labels)
-		if byValues {
-			b.byValues[string(b.id)] = rt
-		}
-	}
-	b.id = append(b.id, rt.position...)
-	g := b.byRoute[string(b.id)]
-	if g == nil {
-		g = &routeGroup{values: string(b.id[:values]), routing: rt, group: RouteGroup{
-			Labels: make(map[string]string, len(b.values.keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
-		}}
-		for _, key := range b.values.keys {
-			if value, ok := labels[key]; ok {
-				g.group.Labels[key] = value
+// routeBuilder finds where nodes route, once per view signature.
+type routeBuilder struct {
+	sv          *serviceViews
+	bySignature map[string]routing
+	viewer      []tier
+	sig         []byte
+}
+
+// byNode groups the nodes, sorted, one by one. Only a node with endpoints
+// of the Service needs its view: the others route as the other nodes
+// without endpoints that share their label values.
+func (b *routeBuilder) byNode(values *nodeGroups, labelsOf map[string]map[string]string, local sets.Set[string], nodes []string) []routeGroup {
+	var all []routeGroup
+	byValues := map[string]routing{}
+	byRoute := map[string]int{}
+	var id []byte
+	for _, node := range nodes {
+		labels := labelsOf[node]
+		id = values.valuesOf(labels, id[:0])
+		n := len(id)
+		rt, ok := byValues[string(id)]
+		if !ok || local.Has(node) {
+			rt = b.route(node, labels)
+			if !local.Has(node) {
+				byValues[string(id)] = rt
 			}
 		}
-		b.byRoute[string(b.id)] = g
+		id = append(id, rt.position...)
+		i, ok := byRoute[string(id)]
+		if !ok {
+			i = len(all)
+			byRoute[string(id)] = i
+			all = append(all, newRouteGroup(string(id[:n]), values.keys, labels, rt))
+		}
+		g := &all[i].group
+		g.Nodes++
+		if len(g.SampleNodes) < sampleNodes {
+			g.SampleNodes = append(g.SampleNodes, node)
+		}
 	}
-	g.group.Nodes += len(nodes)
-	if samples := g.group.SampleNodes; len(samples) < sampleNodes {
-		g.group.SampleNodes = append(samples, nodes[:min(len(nodes), sampleNodes-len(samples))]...)
-	}
+	return all
 }
 
 // route returns where a node routes, from its view.

@@ -393,6 +393,19 @@ func BenchmarkEdge10kRoutes(b *testing.B) {
 	}
 }
 
+// BenchmarkEdge10kRoutesOfEveryService routes the 5,000 Services of
+// edge-10k, as a pass of the routing metrics does.
+func BenchmarkEdge10kRoutesOfEveryService(b *testing.B) {
+	e := newEdge10k().engine()
+	for b.Loop() {
+		for _, svc := range e.Services("") {
+			if _, err := e.Routes(svc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // BenchmarkEdge10kReviewWhatIf reviews node-00042 of svc-0002, ordered
 // unit,zone,*, with its unit down.
 func BenchmarkEdge10kReviewWhatIf(b *testing.B) {
