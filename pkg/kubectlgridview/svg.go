@@ -32,7 +32,7 @@ const (
 	columns     = 8
 	cellWidth   = 132
 	cellHeight  = 36
-	cellGap     = 6
+	cellGap     = 8
 	headerSize  = 24
 	sectionGap  = 16
 	edgeRun     = 80
@@ -104,16 +104,13 @@ type (
 		Weight  string   `xml:"font-weight,attr,omitempty"`
 		Text    string   `xml:",chardata"`
 	}
-	svgLine struct {
-		XMLName xml.Name `xml:"line"`
+	svgPolyline struct {
+		XMLName xml.Name `xml:"polyline"`
 		Class   string   `xml:"class,attr"`
-		X1      int      `xml:"x1,attr"`
-		Y1      int      `xml:"y1,attr"`
-		X2      int      `xml:"x2,attr"`
-		Y2      int      `xml:"y2,attr"`
+		Points  string   `xml:"points,attr"`
+		Fill    string   `xml:"fill,attr"`
 		Stroke  string   `xml:"stroke,attr"`
-		Dash    string   `xml:"stroke-dasharray,attr,omitempty"`
-		Opacity string   `xml:"stroke-opacity,attr,omitempty"`
+		Dash    string   `xml:"stroke-dasharray,attr"`
 	}
 )
 
@@ -180,12 +177,22 @@ func drawSection(s section, y, targetX int) (elements, edges []any, next int) {
 		x := margin + i%columns*(cellWidth+cellGap)
 		cy := top + i/columns*(cellHeight+cellGap)
 		if s.target != "" {
-			edges = append(edges, svgLine{Class: "edge fallback", X1: x + cellWidth/2, Y1: cy + cellHeight/2,
-				X2: targetX, Y2: targetY + cellHeight/2, Stroke: edgeColour, Dash: "6 4", Opacity: "0.6"})
+			edges = append(edges, fallbackEdge(x, cy, targetX, targetY))
 		}
 		elements = append(elements, drawCell(c, x, cy))
 	}
 	return elements, edges, top + rows*(cellHeight+cellGap) + sectionGap
+}
+
+// fallbackEdge runs from the bottom of the cell at x, y down into the gap
+// below its row, along the gap to a trunk left of the target, and to the
+// target at targetX, targetY: every edge stays visible, where straight ones
+// would pass under the cells of their row.
+func fallbackEdge(x, y, targetX, targetY int) svgPolyline {
+	bus, trunk := y+cellHeight+cellGap/2, targetX-edgeRun/2
+	return svgPolyline{Class: "edge fallback", Fill: "none", Stroke: edgeColour, Dash: "6 4",
+		Points: fmt.Sprintf("%d,%d %d,%d %d,%d %d,%d %d,%d", x+cellWidth/2, y+cellHeight, x+cellWidth/2, bus,
+			trunk, bus, trunk, targetY+cellHeight/2, targetX, targetY+cellHeight/2)}
 }
 
 func drawCell(c cell, x, y int) svgGroup {
@@ -215,7 +222,7 @@ func legend(counts []routeCount) svgGroup {
 		x += legendItem
 	}
 	g.Elements = append(g.Elements,
-		svgLine{Class: "legend-edge", X1: x, Y1: legendY + 7, X2: x + 40, Y2: legendY + 7, Stroke: edgeColour, Dash: "6 4"},
+		svgPolyline{Class: "legend-edge", Fill: "none", Stroke: edgeColour, Dash: "6 4", Points: fmt.Sprintf("%d,%d %d,%d", x, legendY+7, x+40, legendY+7)},
 		svgText{X: x + 48, Y: legendY + 12, Size: 12, Text: "falls back to"})
 	return g
 }

@@ -160,7 +160,7 @@ func TestSVGStructure(t *testing.T) {
 			if summaries := root.find(withClass("cell summarised")); len(summaries) != tc.wantSummary {
 				t.Errorf("%d summarised cells, want %d", len(summaries), tc.wantSummary)
 			}
-			edges := root.find(func(n xmlNode) bool { return n.XMLName.Local == "line" && n.attr("class") == "edge fallback" })
+			edges := root.find(func(n xmlNode) bool { return n.XMLName.Local == "polyline" && n.attr("class") == "edge fallback" })
 			if len(edges) != tc.wantEdges {
 				t.Errorf("%d fallback edges, want %d", len(edges), tc.wantEdges)
 			}
