@@ -162,11 +162,14 @@ func printInstructions(kubeconfig, logDir string) {
 	fmt.Println("kubectl gridview explains and maps where the demo's nodes route (make build puts kubectl-gridview beside local-up):")
 	for _, command := range []string{
 		"explain edge-1 ordered -n demo",
-		"explain edge-3 ordered -n demo   # unit-b has no endpoint of ordered: falls back to \"*\"",
-		"explain edge-1 ordered -n demo --label superedge.io/nodeunit=unit-b   # what if edge-1 moved",
+		"explain edge-3 ordered -n demo   # unit-b runs no endpoint of ordered: falls back to \"*\"",
+		"explain edge-5 echo-svc -n demo   # unit-c runs none of echo-svc: routes nowhere",
+		"explain edge-5 echo-svc -n demo --label superedge.io/nodeunit=unit-a   # what if edge-5 joined unit-a",
 		"explain edge-3 echo-svc -n demo --unready edge-3,edge-4   # what if unit-b went down",
-		"routes ordered -n demo -o wide",
+		"routes echo-svc -n demo -o wide",
+		"routes ordered -n demo",
 		"map ordered -n demo -o svg > ordered.svg",
+		"map echo-svc -n demo -o html --output-file echo-svc.html",
 	} {
 		fmt.Printf("  KUBECONFIG=%s %skubectl gridview %s\n", kubeconfig, pluginPath(), command)
 	}
