@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package kubectlgridview
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gridview/gridview/apis/topology/v1alpha1"
+)
+
+// The name and label SuperEdge and gridview alike give a ServiceGrid's Service.
+const (
+	serviceSuffix     = "-svc"
+	labelGridSelector = "superedge.io/grid-selector"
+	gridviewKind      = "topology.gridview.io/v1alpha1 ServiceGrid"
+)
+
+// migrate takes one SuperEdge ServiceGrid through the steps, each of which
+// looks at the cluster first, so that a run resumes where another stopped.
+func (mg *migrator) migrate(ctx context.Context, grid *superedgeGrid, p *printer) error {
+	svc, err := mg.core.Services(grid.namespace).Get(ctx, grid.name+serviceSuffix, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		svc, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading Service %s/%s: %w", grid.namespace, grid.name+serviceSuffix, err)
+	}
+	gv, err := mg.gridview.TopologyV1alpha1().ServiceGrids(grid.namespace).Get(ctx, grid.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		gv, err = nil, nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the %s: %w", gridviewKind, err)
+	}
+	if err := check(grid, svc, gv); err != nil {
+		return err
+	}
+	if gv, err = mg.ensureServiceGrid(ctx, grid, gv, p); err != nil {
+		return err
+	}
+	if err := mg.handOver(ctx, grid, svc, gv, p); err != nil {
+		return err
+	}
+	return mg.deleteSuperEdgeGrid(ctx, grid, p)
+}
+
+// check refuses what cannot be handed over, before anything changes.
+func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) error {
+	switch {
+	case grid.gridUniqKey == "":
+		return refuse("spec.gridUniqKey is empty: a gridview ServiceGrid needs the node label key of its grid units")
+	case grid.templateErr != nil:
+		return refuse("%v", grid.templateErr)
+	}
+	if svc != nil && gv != nil && metav1.IsControlledBy(svc, gv) {
+		// Handed over: what is left is deleting SuperEdge's object, and gridview's
+		// ServiceGrid is the user's to change from now on.
+		return nil
+	}
+	if grid.deleting {
+		return refuse("it is being deleted while its Service is not gridview's: the garbage collector may delete the Service with it")
+	}
+	if gv != nil {
+		if gv.Spec.GridUniqKey != grid.gridUniqKey {
+			return refuse("the %s exists with gridUniqKey %q, not %q", gridviewKind, gv.Spec.GridUniqKey, grid.gridUniqKey)
+		}
+		if !apiequality.Semantic.DeepEqual(gv.Spec.Template, desiredServiceGrid(grid).Spec.Template) {
+			return refuse("the %s exists with another template", gridviewKind)
+		}
+	}
+	if svc == nil {
+		return nil
+	}
+	name := svc.Namespace + "/" + svc.Name
+	switch ref := metav1.GetControllerOf(svc); {
+	case ref == nil && svc.Labels[labelGridSelector] != grid.name:
+		return refuse("Service %s is an orphan without the label %s=%s: it is not this ServiceGrid's", name, labelGridSelector, grid.name)
+	case ref != nil && !ownedBySuperEdge(*ref, grid):
+		return refuse("Service %s is controlled by %s %s %s (uid %s), neither this SuperEdge ServiceGrid nor gridview's",
+			name, ref.APIVersion, ref.Kind, ref.Name, ref.UID)
+	case grid.template.ClusterIP != "" && grid.template.ClusterIP != svc.Spec.ClusterIP:
+		return refuse("spec.template.clusterIP %s is not Service %s's clusterIP %s, which cannot change", grid.template.ClusterIP, name, svc.Spec.ClusterIP)
+	}
+	return nil
+}
+
+// desiredServiceGrid is gridview's ServiceGrid for grid, defaulted as
+// gridview-apiserver stores it, so that a stored one compares equal.
+func desiredServiceGrid(grid *superedgeGrid) *v1alpha1.ServiceGrid {
+	sg := &v1alpha1.ServiceGrid{
+		ObjectMeta: metav1.ObjectMeta{Name: grid.name, Namespace: grid.namespace, Labels: maps.Clone(grid.labels)},
+		Spec: v1alpha1.ServiceGridSpec{
+			GridUniqKey: grid.gridUniqKey,
+			Fallback:    v1alpha1.FallbackNone,
+			Template:    *grid.template.DeepCopy(),
+		},
+	}
+	v1alpha1.SetObjectDefaults_ServiceGrid(sg)
+	return sg
+}
+
+// ensureServiceGrid creates gridview's ServiceGrid unless it exists, and
+// returns it (nil in a dry run that would create it).
+func (mg *migrator) ensureServiceGrid(ctx context.Context, grid *superedgeGrid, gv *v1alpha1.ServiceGrid, p *printer) (*v1alpha1.ServiceGrid, error) {
+	desired := desiredServiceGrid(grid)
+	switch {
+	case gv != nil:
+		p.line("%s exists (gridUniqKey %s, fallback %s)", gridviewKind, gv.Spec.GridUniqKey, gv.Spec.Fallback)
+		return gv, nil
+	case !mg.apply:
+		p.line("would create %s (gridUniqKey %s, fallback %s)", gridviewKind, desired.Spec.GridUniqKey, desired.Spec.Fallback)
+		return nil, nil
+	}
+	created, err := mg.gridview.TopologyV1alpha1().ServiceGrids(grid.namespace).Create(ctx, desired, metav1.CreateOptions{})
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		return nil, refuse("gridview-apiserver refused the %s: %v", gridviewKind, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s: %w", gridviewKind, err)
+	}
+	p.line("created %s (gridUniqKey %s, fallback %s)", gridviewKind, created.Spec.GridUniqKey, created.Spec.Fallback)
+	return created, nil
+}
+
+// deleteSuperEdgeGrid deletes SuperEdge's ServiceGrid, leaving whatever it
+// still owns to the garbage collector's orphaning: the Service is gridview's.
+func (mg *migrator) deleteSuperEdgeGrid(ctx context.Context, grid *superedgeGrid, p *printer) error {
+	kind := superedgeVersion + " ServiceGrid"
+	switch {
+	case grid.deleting:
+		p.line("%s (uid %s) is being deleted: the garbage collector finishes it", kind, grid.uid)
+		return nil
+	case !mg.apply:
+		p.line("would delete %s (uid %s) with propagationPolicy=Orphan", kind, grid.uid)
+		return nil
+	}
+	orphan := metav1.DeletePropagationOrphan
+	err := mg.superedge.Resource(superedgeResource).Namespace(grid.namespace).Delete(ctx, grid.name, metav1.DeleteOptions{
+		PropagationPolicy: &orphan,
+		Preconditions:     &metav1.Preconditions{UID: &grid.uid},
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s (uid %s): %w", kind, grid.uid, err)
+	}
+	p.line("deleted %s (uid %s) with propagationPolicy=Orphan", kind, grid.uid)
+	return nil
+}
