@@ -102,7 +102,7 @@ func (r *reviewed) pruned(rv Review) string {
 		return fmt.Sprintf(`"*" is the only key: traffic goes to every endpoint (%d ready)`, tiers[0].Ready)
 	case p.mode == topologyapi.TopologyModeAnyMatch && p.keys[k] == KeyAny:
 		s := r.describe(tiers[:k])
-		if least := leastMinimum(tiers[:k]); least > 1 && heldTiers(tiers[:k]) > 1 {
+		if least, held := leastMinimum(tiers[:k]); least > 1 && held > 1 {
 			s += fmt.Sprintf("; together they hold fewer than the %d ready endpoints min-ready asks", least)
 		}
 		return s + "; fell back to " + routedTo(tiers[k])
@@ -185,27 +185,19 @@ func (r *reviewed) perFamily() string {
 	return "; per address family, " + strings.Join(parts, " and ")
 }
 
-// heldTiers counts the tiers that hold an endpoint.
-func heldTiers(tiers []TierReview) int {
-	n := 0
+// leastMinimum is the least min-ready of the tiers that hold an endpoint,
+// which an any-match node's matched ready endpoints must reach, 0 for none;
+// and how many tiers hold one.
+func leastMinimum(tiers []TierReview) (least, held int) {
 	for _, t := range tiers {
 		if t.Total > 0 {
-			n++
+			held++
+			if least == 0 || t.MinReady < least {
+				least = t.MinReady
+			}
 		}
 	}
-	return n
-}
-
-// leastMinimum is the least min-ready of the tiers that hold an endpoint,
-// which an any-match node's matched ready endpoints must reach; 0 for none.
-func leastMinimum(tiers []TierReview) int {
-	least := 0
-	for _, t := range tiers {
-		if t.Total > 0 && (least == 0 || t.MinReady < least) {
-			least = t.MinReady
-		}
-	}
-	return least
+	return least, held
 }
 
 func advice(p policy) string {
