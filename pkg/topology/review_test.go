@@ -210,54 +210,60 @@ func TestReviewReasons(t *testing.T) {
 	}
 }
 
-func TestReviewTiers(t *testing.T) {
-	e := reviewCluster(nil, withAnnotations(map[string]string{topology.AnnotationGridviewKeys: unitZoneAny, topology.AnnotationMinReady: "2"}),
-		slices.Concat(shanghai(true, false), hangzhou, beijing)...)
-	got, err := e.Review("sh-1", echo, topology.WhatIf{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := topology.Review{
-		Rule: topology.RuleGridview, Mode: topologyapi.TopologyModeOrdered, Position: topology.FallbackPosition(1),
-		Tiers: []topology.TierReview{
-			{Key: keyUnit, Value: "shanghai-01", In: true, Ready: 1, Total: 3, MinReady: 2},
-			{Key: topology.KeyZone, Value: "east-1", In: true, Ready: 5, Total: 7, MinReady: 2, Chosen: true},
-			{Key: topology.KeyAny, In: true, Ready: 6, Total: 8, MinReady: 1},
-		},
-		Addresses: []string{"a1", "b1", "b2", "b3", "b4"},
-	}
-	got.Reason = ""
-	if !apiequality.Semantic.DeepEqual(got, want) {
-		t.Errorf("review\n got %+v\nwant %+v", got, want)
-	}
-}
-
-// TestReviewOfDualStack reviews a node whose families choose apart: IPv4
-// has a ready endpoint in its unit, IPv6 only in its zone.
-func TestReviewOfDualStack(t *testing.T) {
-	e := reviewCluster(nil, withAnnotations(map[string]string{topology.AnnotationGridviewKeys: unitZoneAny}), endpoint("a1", "sh-1", true))
-	e.SetEndpointSlice(&discoveryv1.EndpointSlice{
+// TestReviews checks whole reviews: with min-ready, and of a dual-stack
+// node whose families choose apart, IPv4 having a ready endpoint in its unit
+// and IPv6 only in its zone.
+func TestReviews(t *testing.T) {
+	dualStack := reviewCluster(nil, withAnnotations(map[string]string{topology.AnnotationGridviewKeys: unitZoneAny}), endpoint("a1", "sh-1", true))
+	dualStack.SetEndpointSlice(&discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Namespace: echo.Namespace, Name: "echo-svc-6", Labels: map[string]string{discoveryv1.LabelServiceName: echo.Name}},
 		AddressType: discoveryv1.AddressTypeIPv6,
 		Endpoints:   []discoveryv1.Endpoint{endpoint("fd00::b1", "hz-1", true)},
 	})
-	got, err := e.Review("sh-1", echo, topology.WhatIf{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := topology.Review{
-		Rule: topology.RuleGridview, Mode: topologyapi.TopologyModeOrdered, Position: topology.FallbackPosition(1),
-		Tiers: []topology.TierReview{
-			{Key: keyUnit, Value: "shanghai-01", In: true, Ready: 1, Total: 1, MinReady: 1, Chosen: true},
-			{Key: topology.KeyZone, Value: "east-1", In: true, Ready: 2, Total: 2, MinReady: 1, Chosen: true},
-			{Key: topology.KeyAny, In: true, Ready: 2, Total: 2, MinReady: 1},
+	for _, tc := range []struct {
+		name string
+		e    *topology.Engine
+		want topology.Review
+	}{
+		{
+			name: "min-ready",
+			e: reviewCluster(nil, withAnnotations(map[string]string{topology.AnnotationGridviewKeys: unitZoneAny, topology.AnnotationMinReady: "2"}),
+				slices.Concat(shanghai(true, false), hangzhou, beijing)...),
+			want: topology.Review{
+				Rule: topology.RuleGridview, Mode: topologyapi.TopologyModeOrdered, Position: topology.FallbackPosition(1),
+				Tiers: []topology.TierReview{
+					{Key: keyUnit, Value: "shanghai-01", In: true, Ready: 1, Total: 3, MinReady: 2},
+					{Key: topology.KeyZone, Value: "east-1", In: true, Ready: 5, Total: 7, MinReady: 2, Chosen: true},
+					{Key: topology.KeyAny, In: true, Ready: 6, Total: 8, MinReady: 1},
+				},
+				Addresses: []string{"a1", "b1", "b2", "b3", "b4"},
+				Reason:    "superedge.io/nodeunit=shanghai-01 has 1 ready endpoint of 3, fewer than the 2 min-ready asks; fell back to topology.kubernetes.io/zone=east-1 (5 ready)",
+			},
 		},
-		Addresses: []string{"a1", "fd00::b1"},
-		Reason: "superedge.io/nodeunit=shanghai-01 has 1 ready endpoint of 1; fell back to topology.kubernetes.io/zone=east-1 (2 ready); " +
-			"per address family, IPv4 routes to superedge.io/nodeunit=shanghai-01 and IPv6 routes to topology.kubernetes.io/zone=east-1",
-	}
-	if !apiequality.Semantic.DeepEqual(got, want) {
-		t.Errorf("review\n got %+v\nwant %+v", got, want)
+		{
+			name: "dual-stack", e: dualStack,
+			want: topology.Review{
+				Rule: topology.RuleGridview, Mode: topologyapi.TopologyModeOrdered, Position: topology.FallbackPosition(1),
+				Tiers: []topology.TierReview{
+					{Key: keyUnit, Value: "shanghai-01", In: true, Ready: 1, Total: 1, MinReady: 1, Chosen: true},
+					{Key: topology.KeyZone, Value: "east-1", In: true, Ready: 2, Total: 2, MinReady: 1, Chosen: true},
+					{Key: topology.KeyAny, In: true, Ready: 2, Total: 2, MinReady: 1},
+				},
+				Addresses: []string{"a1", "fd00::b1"},
+				Reason: "superedge.io/nodeunit=shanghai-01 has 1 ready endpoint of 1; fell back to topology.kubernetes.io/zone=east-1 (2 ready); " +
+					"per address family, IPv4 routes to superedge.io/nodeunit=shanghai-01 and IPv6 routes to topology.kubernetes.io/zone=east-1",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.e.Review("sh-1", echo, topology.WhatIf{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("review\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
 	}
 }
 
