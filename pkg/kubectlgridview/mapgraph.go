@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
@@ -54,23 +53,26 @@ type section struct {
 	route  string
 	target string
 	cells  []cell
+	// summaries indexes the summary cells by label; indexes, not pointers,
+	// as appending to cells moves them.
+	summaries map[string]int
 }
 
-// cell is one group of nodes, or with groups > 1 the summary of several.
+// cell is one group of nodes, or a summary of groups.
 type cell struct {
-	label  string
-	detail string
-	route  string
-	nodes  int
-	ready  int
-	groups int
+	label   string
+	detail  string
+	route   string
+	nodes   int
+	ready   int
+	summary bool
+	groups  int
 }
 
 func newRouteMap(routes *v1alpha1.ServiceRoutes) routeMap {
 	summarise := len(routes.Groups) > summariseAbove
 	perKey := summaryKey(routes.Keys)
 	sections := map[string]*section{}
-	summaries := map[string]int{}
 	counts := map[string]*routeCount{}
 	for _, g := range sortedGroups(routes) {
 		count := counts[g.Route]
@@ -86,26 +88,11 @@ func newRouteMap(routes *v1alpha1.ServiceRoutes) routeMap {
 		if sections[s.title] == nil {
 			sections[s.title] = &s
 		}
-		if !summarised {
+		if summarised {
+			sections[s.title].count(g, perKey)
+		} else {
 			sections[s.title].cells = append(sections[s.title].cells, groupCell(routes.Keys, g))
-			continue
 		}
-		// Indexes, not pointers: appending to cells moves them.
-		label, name := "all groups", "all groups"
-		if perKey != "" {
-			label = cmp.Or(g.Labels[perKey], "<none>")
-			name = perKey + "=" + label
-		}
-		at, ok := summaries[s.title+"\x00"+label]
-		if !ok {
-			at = len(sections[s.title].cells)
-			summaries[s.title+"\x00"+label] = at
-			sections[s.title].cells = append(sections[s.title].cells, cell{label: label, route: g.Route})
-		}
-		sum := &sections[s.title].cells[at]
-		sum.groups++
-		sum.nodes += int(g.Nodes)
-		sum.detail = fmt.Sprintf("%s: %s, %s, %s", name, plural(sum.groups, "group"), plural(sum.nodes, "node"), g.Route)
 	}
 	m := routeMap{title: fmt.Sprintf("Service %s/%s", routes.Namespace, routes.Name), subtitle: routesSummary(routes)}
 	for _, count := range counts {
@@ -121,6 +108,28 @@ func newRouteMap(routes *v1alpha1.ServiceRoutes) routeMap {
 	return m
 }
 
+// count counts g in the summary cell of its value of perKey.
+func (s *section) count(g v1alpha1.RouteGroup, perKey string) {
+	label, name := "all groups", "all groups"
+	if perKey != "" {
+		label = cmp.Or(g.Labels[perKey], "<none>")
+		name = perKey + "=" + label
+	}
+	at, ok := s.summaries[label]
+	if !ok {
+		if s.summaries == nil {
+			s.summaries = map[string]int{}
+		}
+		at = len(s.cells)
+		s.summaries[label] = at
+		s.cells = append(s.cells, cell{label: label, route: g.Route, summary: true})
+	}
+	sum := &s.cells[at]
+	sum.groups++
+	sum.nodes += int(g.Nodes)
+	sum.detail = fmt.Sprintf("%s: %s, %s, %s", name, plural(sum.groups, "group"), plural(sum.nodes, "node"), g.Route)
+}
+
 func groupCell(keys []string, g v1alpha1.RouteGroup) cell {
 	return cell{
 		label:  groupValue(keys, g.Labels),
@@ -128,14 +137,13 @@ func groupCell(keys []string, g v1alpha1.RouteGroup) cell {
 		route:  g.Route,
 		nodes:  int(g.Nodes),
 		ready:  int(g.ReadyEndpoints),
-		groups: 1,
 	}
 }
 
 // cellCounts is a cell's second line.
 func cellCounts(c cell) string {
-	if c.groups > 1 {
-		return fmt.Sprintf("%d groups · %s", c.groups, plural(c.nodes, "node"))
+	if c.summary {
+		return fmt.Sprintf("%s · %s", plural(c.groups, "group"), plural(c.nodes, "node"))
 	}
 	return fmt.Sprintf("%s · %d ready", plural(c.nodes, "node"), c.ready)
 }
@@ -190,54 +198,4 @@ func summaryKey(keys []string) string {
 		return ""
 	}
 	return labelKeys[1]
-}
-
-// fallbackLevel is N of "fallback-N".
-func fallbackLevel(route string) (int, bool) {
-	n, found := strings.CutPrefix(route, "fallback-")
-	if !found {
-		return 0, false
-	}
-	level, err := strconv.Atoi(n)
-	return level, err == nil
-}
-
-// compareRoutes orders routes as the legend lists them: local, fallback-1,
-// fallback-2, ..., all, none, then any other.
-func compareRoutes(a, b string) int {
-	rankA, levelA := legendRank(a)
-	rankB, levelB := legendRank(b)
-	return cmp.Or(cmp.Compare(rankA, rankB), cmp.Compare(levelA, levelB), strings.Compare(a, b))
-}
-
-func legendRank(route string) (rank, level int) {
-	if level, ok := fallbackLevel(route); ok {
-		return 1, level
-	}
-	switch route {
-	case v1alpha1.RouteLocal:
-		return 0, 0
-	case v1alpha1.RouteAll:
-		return 2, 0
-	case v1alpha1.RouteNone:
-		return 3, 0
-	}
-	return 4, 0
-}
-
-// sectionRank puts the sections an operator looks for first: no endpoint,
-// then fallbacks, then local, then all.
-func sectionRank(route string) int {
-	if _, ok := fallbackLevel(route); ok {
-		return 1
-	}
-	switch route {
-	case v1alpha1.RouteNone:
-		return 0
-	case v1alpha1.RouteLocal:
-		return 2
-	case v1alpha1.RouteAll:
-		return 3
-	}
-	return 4
 }

@@ -66,54 +66,6 @@ func routeColour(route string) string {
 	return "#cccccc"
 }
 
-// The SVG elements the map uses; encoding/xml escapes every label.
-type (
-	svgDoc struct {
-		XMLName  xml.Name `xml:"svg"`
-		Xmlns    string   `xml:"xmlns,attr"`
-		Width    int      `xml:"width,attr"`
-		Height   int      `xml:"height,attr"`
-		ViewBox  string   `xml:"viewBox,attr"`
-		Font     string   `xml:"font-family,attr"`
-		Title    string   `xml:"title"`
-		Elements []any
-	}
-	svgGroup struct {
-		XMLName  xml.Name `xml:"g"`
-		Class    string   `xml:"class,attr"`
-		Route    string   `xml:"data-route,attr,omitempty"`
-		Title    string   `xml:"title,omitempty"`
-		Elements []any
-	}
-	svgRect struct {
-		XMLName     xml.Name `xml:"rect"`
-		X           int      `xml:"x,attr"`
-		Y           int      `xml:"y,attr"`
-		Width       int      `xml:"width,attr"`
-		Height      int      `xml:"height,attr"`
-		Rx          int      `xml:"rx,attr"`
-		Fill        string   `xml:"fill,attr"`
-		Stroke      string   `xml:"stroke,attr"`
-		StrokeWidth int      `xml:"stroke-width,attr"`
-	}
-	svgText struct {
-		XMLName xml.Name `xml:"text"`
-		X       int      `xml:"x,attr"`
-		Y       int      `xml:"y,attr"`
-		Size    int      `xml:"font-size,attr"`
-		Weight  string   `xml:"font-weight,attr,omitempty"`
-		Text    string   `xml:",chardata"`
-	}
-	svgPolyline struct {
-		XMLName xml.Name `xml:"polyline"`
-		Class   string   `xml:"class,attr"`
-		Points  string   `xml:"points,attr"`
-		Fill    string   `xml:"fill,attr"`
-		Stroke  string   `xml:"stroke,attr"`
-		Dash    string   `xml:"stroke-dasharray,attr"`
-	}
-)
-
 // writeSVG draws m: title, route counts and legend, then the sections.
 // Edges are drawn before the cells so that the opaque cells hide where
 // the edges of one row pass under the next cells.
@@ -201,7 +153,7 @@ func drawCell(c cell, x, y int) svgGroup {
 		stroke, width = noneStroke, 2
 	}
 	class := "cell"
-	if c.groups > 1 {
+	if c.summary {
 		class = "cell summarised"
 	}
 	return svgGroup{Class: class, Route: c.route, Title: c.detail, Elements: []any{

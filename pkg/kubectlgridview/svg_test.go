@@ -123,6 +123,17 @@ func renderSVG(t *testing.T, routes *v1alpha1.ServiceRoutes) []byte {
 func TestSVGStructure(t *testing.T) {
 	hostile := orderedRoutes()
 	hostile.Groups[2].Labels[unitKey] = `a<&"b'>`
+	// 201 groups: 199 local in zone-a, one local alone in zone-b, one none.
+	lone := manyRoutes(201, 1000, 1000)
+	for i := range lone.Groups {
+		lone.Groups[i].Labels[zoneKey] = "zone-a"
+	}
+	for i, g := range lone.Groups {
+		if g.Route == v1alpha1.RouteLocal {
+			lone.Groups[i].Labels[zoneKey] = "zone-b"
+			break
+		}
+	}
 	for name, tc := range map[string]struct {
 		routes       *v1alpha1.ServiceRoutes
 		wantCells    int // drawn one by one
@@ -145,7 +156,9 @@ func TestSVGStructure(t *testing.T) {
 		// 1,000 groups: 40 fall back, 10 have none, the 950 local ones are
 		// counted in one cell per zone they are in (19: zone-00's fall back).
 		"1,000 groups, local summarised": {routes: manyRoutes(1000, 20, 100), wantCells: 50, wantSummary: 19, wantEdges: 40, wantNone: 10, maxBytes: 2 << 20},
-		"1,000 groups, all fall back":    {routes: manyRoutes(1000, 1, 2000), wantCells: 1000, wantEdges: 999, wantNone: 1, maxBytes: 2 << 20},
+		"a summary of one group": {routes: lone, wantCells: 1, wantSummary: 2, wantNone: 1, wantTextHas: "1 group · 10 nodes",
+			wantSections: []string{"no endpoint (1)", "local, counted per " + zoneKey + " (2)"}},
+		"1,000 groups, all fall back": {routes: manyRoutes(1000, 1, 2000), wantCells: 1000, wantEdges: 999, wantNone: 1, maxBytes: 2 << 20},
 	} {
 		t.Run(name, func(t *testing.T) {
 			svg := renderSVG(t, tc.routes)
