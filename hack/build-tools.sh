@@ -2,8 +2,8 @@
 # Copyright 2026 The gridview Authors.
 # SPDX-License-Identifier: Apache-2.0
 #
-# Builds etcd, kube-apiserver, kube-proxy and kubectl v1.37.2 from the Go module proxy
-# into _output/bin. A binary that is already there with the right version stamp
+# Builds etcd, kube-apiserver, kube-proxy and kubectl v1.37.2, and helm v3.22.0, from the
+# Go module proxy into _output/bin. A binary that is already there with the right version stamp
 # is reused, so only the first run pays for the build (about 12 minutes on two
 # cores with a cold module cache).
 set -o errexit -o nounset -o pipefail
@@ -11,30 +11,41 @@ set -o errexit -o nounset -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN_DIR=${GRIDVIEW_BIN_DIR:-${ROOT}/_output/bin}
 KUBE_VERSION=v1.37.2
+HELM_VERSION=v3.22.0
 mkdir -p "${BIN_DIR}"
 
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} \
+kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} \
 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
 -X k8s.io/component-base/version.gitTreeState=clean \
 -X k8s.io/client-go/pkg/version.gitVersion=${KUBE_VERSION}"
+# Helm's release builds stamp its version and the Kubernetes version its
+# client libraries target (1.37), which `helm template` reports as
+# .Capabilities.KubeVersion and `helm lint` checks deprecated APIs against.
+helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION} \
+-X helm.sh/helm/v3/internal/version.gitTreeState=clean \
+-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=37 \
+-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=37"
 
+# build NAME PKG MODULE-DIR LDFLAGS: the stamp names the package and the
+# module's go.sum, so a version bump in either rebuilds the binary.
 build() {
-  local name=$1 pkg=$2 stamp="${BIN_DIR}/.$1.version"
-  local want="${pkg}@$(sha256sum "${ROOT}/hack/tools/go.sum" | cut -c1-16)"
+  local name=$1 pkg=$2 module=$3 ldflags=$4 stamp="${BIN_DIR}/.$1.version"
+  local want="${pkg}@$(sha256sum "${module}/go.sum" | cut -c1-16)"
   if [[ -x "${BIN_DIR}/${name}" && -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
     echo "build-tools: ${name} is up to date"
     return
   fi
   echo "build-tools: building ${name} from ${pkg} (first build takes minutes; progress below)"
   local start=${SECONDS}
-  (cd "${ROOT}/hack/tools" && go build -v -trimpath -ldflags "${ldflags}" -o "${BIN_DIR}/${name}.tmp" "${pkg}") 2>&1 |
+  (cd "${module}" && go build -v -trimpath -ldflags "${ldflags}" -o "${BIN_DIR}/${name}.tmp" "${pkg}") 2>&1 |
     awk '{ n++ } n % 200 == 0 { printf "build-tools: %s: %d packages compiled, last %s\n", name, n, $0; fflush() }' name="${name}"
   mv "${BIN_DIR}/${name}.tmp" "${BIN_DIR}/${name}"
   echo "${want}" > "${stamp}"
   echo "build-tools: ${name} built in $((SECONDS - start))s"
 }
 
-build etcd go.etcd.io/etcd/server/v3
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-build kube-proxy k8s.io/kubernetes/cmd/kube-proxy
-build kubectl k8s.io/kubernetes/cmd/kubectl
+build etcd go.etcd.io/etcd/server/v3 "${ROOT}/hack/tools" "${kube_ldflags}"
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "${ROOT}/hack/tools" "${kube_ldflags}"
+build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "${ROOT}/hack/tools" "${kube_ldflags}"
+build kubectl k8s.io/kubernetes/cmd/kubectl "${ROOT}/hack/tools" "${kube_ldflags}"
+build helm helm.sh/helm/v3/cmd/helm "${ROOT}/hack/tools/helm" "${helm_ldflags}"
