@@ -129,7 +129,7 @@ func printExplanation(out io.Writer, namespace string, review *v1alpha1.Topology
 		if i == 0 {
 			heading = "Tiers:"
 		}
-		// "*" and unpruned tiers need nothing: no "needs 0".
+		// MinReady 0 (an any-match rule without "*") gates nothing: no "needs 0".
 		needs := ""
 		if tier.MinReady > 0 {
 			needs = fmt.Sprintf("needs %d", tier.MinReady)
