@@ -22,7 +22,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
 )
@@ -113,7 +112,8 @@ func newRouteGroup(values string, keys []string, labels map[string]string, rt ro
 }
 
 // routeGroups visits one node of each group of the policy's grouping, whose
-// nodes share their tiers; or, when the node itself is a tier, every node.
+// nodes share their tiers; or, when the node itself is a tier, one of each
+// set of nodes that share their tiers but that one.
 func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
 	b := &routeBuilder{sv: sv, bySignature: map[string]routing{}}
 	var all []routeGroup
@@ -127,16 +127,110 @@ func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes [
 			all = append(all, g)
 		}
 	} else {
-		all = b.byNode(&nodeGroups{keys: labelKeys(sv.policy)}, e.nodes, e.serviceNodes[svc], nodes)
+		all = e.sameNodeGroups(b, svc, nodes)
 	}
-	slices.SortFunc(all, func(a, b routeGroup) int {
-		return cmp.Or(strings.Compare(a.values, b.values), cmp.Compare(a.rank, b.rank))
+	// Sorted by index: a routeGroup is large to move.
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(all[i].values, all[j].values), cmp.Compare(all[i].rank, all[j].rank))
 	})
 	out := make([]RouteGroup, len(all))
-	for i := range all {
-		out[i] = all[i].group
+	for i, j := range order {
+		out[i] = all[j].group
 	}
 	return out
+}
+
+// sameNodeGroups groups the nodes of a policy whose node itself is a tier.
+// A node without endpoints of the Service routes as the others without
+// endpoints that share its label values, so that each such set needs one
+// view: they are the groups of the grouping of those keys when another
+// Service has it, or every node when there are none; else found node by
+// node.
+func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes []string) []routeGroup {
+	set := &routeSet{values: &nodeGroups{keys: labelKeys(b.sv.policy)}, byRoute: map[string]int{}}
+	local := e.serviceNodes[svc]
+	groups := map[string][]string{"": nodes}
+	if len(set.values.keys) > 0 {
+		groups = nil
+		// The id of a policy that reads the same label keys.
+		if id, ok := groupingID(policy{mode: b.sv.policy.mode, keys: set.values.keys}); ok && e.groupings[id] != nil {
+			groups = e.groupings[id].groups
+		}
+	}
+	var values []byte
+	if groups == nil {
+		byValues := map[string]routing{}
+		for i, node := range nodes {
+			labels := e.nodes[node]
+			values = set.values.valuesOf(labels, values[:0])
+			rt, ok := byValues[string(values)]
+			if !ok || local.Has(node) {
+				rt = b.route(node, labels)
+				if !local.Has(node) {
+					byValues[string(values)] = rt
+				}
+			}
+			set.add(values, labels, rt, 1, nodes[i:i+1])
+		}
+		return set.all
+	}
+	localIn := map[string]int{}
+	for node := range local {
+		if labels, known := e.nodes[node]; known {
+			values = set.values.valuesOf(labels, values[:0])
+			localIn[string(values)]++
+			set.add(values, labels, b.route(node, labels), 1, []string{node})
+		}
+	}
+	for id, group := range groups {
+		samples := make([]string, 0, sampleNodes)
+		for _, node := range group {
+			if len(samples) == sampleNodes {
+				break
+			}
+			if !local.Has(node) {
+				samples = append(samples, node)
+			}
+		}
+		if len(samples) > 0 {
+			labels := e.nodes[samples[0]]
+			set.add([]byte(id), labels, b.route(samples[0], labels), len(group)-localIn[id], samples)
+		}
+	}
+	return set.all
+}
+
+// routeSet gathers route groups by label values and position.
+type routeSet struct {
+	values  *nodeGroups
+	all     []routeGroup
+	byRoute map[string]int
+	id      []byte
+}
+
+// add adds nodes that share label values and route alike, samples being
+// the first of them by name. A group counts the ready addresses of its
+// first node by name.
+func (s *routeSet) add(values []byte, labels map[string]string, rt routing, nodes int, samples []string) {
+	s.id = append(append(s.id[:0], values...), rt.position...)
+	i, ok := s.byRoute[string(s.id)]
+	if !ok {
+		i = len(s.all)
+		s.byRoute[string(s.id)] = i
+		s.all = append(s.all, newRouteGroup(string(values), s.values.keys, labels, rt))
+	}
+	g := &s.all[i].group
+	if ok && samples[0] < g.SampleNodes[0] {
+		g.Ready = rt.ready
+	}
+	g.Nodes += nodes
+	g.SampleNodes = append(g.SampleNodes, samples...)
+	slices.Sort(g.SampleNodes)
+	g.SampleNodes = g.SampleNodes[:min(len(g.SampleNodes), sampleNodes)]
 }
 
 // routeBuilder finds where nodes route, once per view signature.
@@ -145,41 +239,6 @@ type routeBuilder struct {
 	bySignature map[string]routing
 	viewer      []tier
 	sig         []byte
-}
-
-// byNode groups the nodes, sorted, one by one. Only a node with endpoints
-// of the Service needs its view: the others route as the other nodes
-// without endpoints that share their label values.
-func (b *routeBuilder) byNode(values *nodeGroups, labelsOf map[string]map[string]string, local sets.Set[string], nodes []string) []routeGroup {
-	var all []routeGroup
-	byValues := map[string]routing{}
-	byRoute := map[string]int{}
-	var id []byte
-	for _, node := range nodes {
-		labels := labelsOf[node]
-		id = values.valuesOf(labels, id[:0])
-		n := len(id)
-		rt, ok := byValues[string(id)]
-		if !ok || local.Has(node) {
-			rt = b.route(node, labels)
-			if !local.Has(node) {
-				byValues[string(id)] = rt
-			}
-		}
-		id = append(id, rt.position...)
-		i, ok := byRoute[string(id)]
-		if !ok {
-			i = len(all)
-			byRoute[string(id)] = i
-			all = append(all, newRouteGroup(string(id[:n]), values.keys, labels, rt))
-		}
-		g := &all[i].group
-		g.Nodes++
-		if len(g.SampleNodes) < sampleNodes {
-			g.SampleNodes = append(g.SampleNodes, node)
-		}
-	}
-	return all
 }
 
 // route returns where a node routes, from its view.

@@ -108,23 +108,33 @@ func TestRoutes(t *testing.T) {
 			want: []topology.RouteGroup{{Nodes: 6, SampleNodes: []string{"bare", "bj-1", "blank"}, Position: topology.PositionAll, Ready: 8}},
 		},
 	}
+	// A Service that groups the nodes by zone lets a PreferSameNode one
+	// visit them by zone.
+	zonal := withTrafficDistribution(corev1.ServiceTrafficDistributionPreferSameZone, nil)
+	zonal.Namespace, zonal.Name = "demo", "zonal"
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := reviewCluster(nil, tc.svc.DeepCopy(), tc.endpoints...)
-			got, err := e.Routes(echo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Nodes != len(reviewNodes) || got.Total != len(tc.endpoints) {
-				t.Errorf("%d nodes, %d endpoints; want %d, %d", got.Nodes, got.Total, len(reviewNodes), len(tc.endpoints))
-			}
-			if !apiequality.Semantic.DeepEqual(got.Groups, tc.want) {
-				t.Errorf("groups\n got %+v\nwant %+v", got.Groups, tc.want)
-			}
+			t.Run("alone", func(t *testing.T) { checkRoutesOf(t, e, tc.endpoints, tc.want) })
+			e.SetService(zonal)
+			t.Run("with a zonal Service", func(t *testing.T) { checkRoutesOf(t, e, tc.endpoints, tc.want) })
 		})
 	}
 	if _, err := reviewCluster(nil, withAnnotations(nil)).Routes(types.NamespacedName{Namespace: "demo", Name: "missing"}); !errors.Is(err, topology.ErrUnknownService) {
 		t.Errorf("routes of a missing Service: %v, want %v", err, topology.ErrUnknownService)
+	}
+}
+
+func checkRoutesOf(t *testing.T, e *topology.Engine, endpoints []discoveryv1.Endpoint, want []topology.RouteGroup) {
+	got, err := e.Routes(echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Nodes != len(reviewNodes) || got.Total != len(endpoints) {
+		t.Errorf("%d nodes, %d endpoints; want %d, %d", got.Nodes, got.Total, len(reviewNodes), len(endpoints))
+	}
+	if !apiequality.Semantic.DeepEqual(got.Groups, want) {
+		t.Errorf("groups\n got %+v\nwant %+v", got.Groups, want)
 	}
 }
 
