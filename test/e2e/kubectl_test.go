@@ -115,6 +115,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 			return nil
 		})
 	}
+	expectDemoRoutingReported(t)
 }
 
 func TestKubectlRefusesInvalidServiceGrid(t *testing.T) {

@@ -188,7 +188,7 @@ func TestServiceRoutes(t *testing.T) {
 		return nil
 	})
 	out := mustKubectl(t, "get", "serviceroutes", "-n", s.ns, "web")
-	if fields := strings.Fields(strings.Split(out, "\n")[1]); len(fields) < 7 || fields[0] != "web" || fields[6] != "3/3" {
+	if fields := strings.Fields(strings.Split(out, "\n")[1]); len(fields) < 8 || fields[0] != "web" || fields[7] != "3/3" {
 		t.Errorf("kubectl get serviceroutes web printed:\n%s", out)
 	}
 }

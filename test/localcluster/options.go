@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/klog/v2"
 )
@@ -67,11 +68,19 @@ type Options struct {
 	// kube-apiserver keeps running (StopGridviewEtcd). Default: the embedded
 	// etcd in the run's data directory.
 	ExternalGridviewEtcd bool
+	// RoutingMetricsInterval is gridview-apiserver's
+	// --routing-metrics-interval. Default: 2s, so that the demo and the
+	// tests see routing metrics and NoEndpointsForNodes Events within
+	// seconds of a change; the scale harness sets the product's default.
+	RoutingMetricsInterval time.Duration
 }
 
 // setDefaults fills in everything but the directories, which
 // createDirs makes once Preflight has passed.
 func (o *Options) setDefaults() error {
+	if o.RoutingMetricsInterval == 0 {
+		o.RoutingMetricsInterval = 2 * time.Second
+	}
 	if o.Logf == nil {
 		o.Logf = func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) }
 	}

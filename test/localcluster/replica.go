@@ -129,6 +129,7 @@ func (r *GridviewReplica) Start(ctx context.Context) error {
 		"--kubeconfig", c.GridviewKubeconfig,
 		"--authentication-kubeconfig", c.GridviewKubeconfig,
 		"--authorization-kubeconfig", c.GridviewKubeconfig,
+		"--routing-metrics-interval", c.opts.RoutingMetricsInterval.String(),
 		"-v=2",
 	}
 	if c.gridviewEtcdInstance != nil {

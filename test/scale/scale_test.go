@@ -59,7 +59,9 @@ func TestScale(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "%s scale: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
 	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
-	cluster, err := localcluster.Start(startCtx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: logf})
+	cluster, err := localcluster.Start(startCtx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: logf,
+		// The product's default: the scale figures include its cost.
+		RoutingMetricsInterval: 30 * time.Second})
 	startCancel()
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)

@@ -106,8 +106,8 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// NAME, RULE, NODES, LOCAL, FALLBACK, NONE, ENDPOINTS, GROUPS.
-	want := "[web SuperEdge(unit,*) 6 3 2 1 4/5 3]"
+	// NAME, RULE, NODES, LOCAL, FALLBACK, ALL, NONE, ENDPOINTS, GROUPS.
+	want := "[web SuperEdge(unit,*) 6 3 2 0 1 4/5 3]"
 	if got := fmt.Sprint(table.Rows[0].Cells); got != want {
 		t.Errorf("row %s, want %s", got, want)
 	}

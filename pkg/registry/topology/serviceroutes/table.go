@@ -34,7 +34,8 @@ var tableConvertor = table.Convertor[*topology.ServiceRoutes]{
 		{Name: "Nodes", Type: "integer", Description: "Every node."},
 		{Name: "Local", Type: "integer", Description: "Nodes routing inside their first tier."},
 		{Name: "Fallback", Type: "integer", Description: "Nodes routing to a wider tier than their first."},
-		{Name: "None", Type: "integer", Description: "Nodes routing to no endpoint while the Service has some."},
+		{Name: "All", Type: "integer", Description: "Nodes routing to every endpoint of a Service that is not pruned."},
+		{Name: "None", Type: "integer", Description: "Nodes routing to no endpoint."},
 		{Name: "Endpoints", Type: "string", Description: "The Service's ready endpoints of all."},
 		{Name: "Groups", Type: "integer", Priority: 1, Description: "The groups of nodes that route alike."},
 	},
@@ -51,7 +52,7 @@ var tableConvertor = table.Convertor[*topology.ServiceRoutes]{
 		if len(r.Keys) > 0 {
 			rule += "(" + strings.Join(r.Keys, ",") + ")"
 		}
-		return []interface{}{r.Name, rule, r.Nodes, byRoute[topology.RouteLocal], byRoute["fallback"], byRoute[topology.RouteNone],
+		return []interface{}{r.Name, rule, r.Nodes, byRoute[topology.RouteLocal], byRoute["fallback"], byRoute[topology.RouteAll], byRoute[topology.RouteNone],
 			fmt.Sprintf("%d/%d", r.ReadyEndpoints, r.TotalEndpoints), len(r.Groups)}
 	},
 }

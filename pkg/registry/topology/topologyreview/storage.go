@@ -44,7 +44,6 @@ var (
 	_ rest.Creater              = &storage{}
 	_ rest.Scoper               = &storage{}
 	_ rest.SingularNameProvider = &storage{}
-	_ rest.CategoriesProvider   = &storage{}
 )
 
 // Reviewer computes reviews from the current views.
@@ -67,7 +66,6 @@ func (*storage) New() runtime.Object     { return &topology.TopologyReview{} }
 func (*storage) Destroy()                {}
 func (*storage) NamespaceScoped() bool   { return true }
 func (*storage) GetSingularName() string { return "topologyreview" }
-func (*storage) Categories() []string    { return []string{"gridview"} }
 
 func (s *storage) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
 	review, ok := obj.(*topology.TopologyReview)
