@@ -33,7 +33,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := kubectlgridview.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).ExecuteContext(ctx)
+	cmd := kubectlgridview.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	cmd.SetArgs(kubectlgridview.Args(os.Args[0], os.Args[1:]))
+	err := cmd.ExecuteContext(ctx)
 	stop()
 	klog.Flush()
 	if err != nil {

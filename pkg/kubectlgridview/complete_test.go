@@ -42,10 +42,21 @@ func TestCompletion(t *testing.T) {
 		"explain: nodes first":                  {[]string{"__complete", "explain", "edge"}, "edge-1\nedge-2\n:4\n"},
 		"explain: then Services":                {[]string{"__complete", "explain", "edge-1", "-n", "other", ""}, "elsewhere\n:4\n"},
 		"explain: nothing after the Service":    {[]string{"__complete", "explain", "edge-1", "ordered", ""}, ":4\n"},
+		"routes' outputs":                       {[]string{"__complete", "routes", "web", "-o", ""}, "wide\njson\nyaml\n:4\n"},
+		"map's outputs":                         {[]string{"__complete", "map", "web", "--output", ""}, "svg\ndot\nhtml\n:4\n"},
+		"explain's outputs":                     {[]string{"__complete", "explain", "-o", ""}, "yaml\njson\n:4\n"},
 		"routes: nothing after the Service too": {[]string{"__complete", "routes", "ordered", ""}, ":4\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := run(t, nil, core, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out != tc.want {
+				t.Errorf("completions %q, want %q", out, tc.want)
+			}
+			// kubectl runs kubectl_complete-gridview with the words alone.
+			out, err = run(t, nil, core, Args("/usr/local/bin/kubectl_complete-gridview", tc.args[1:])...)
 			if err != nil {
 				t.Fatal(err)
 			}

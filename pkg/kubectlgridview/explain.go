@@ -63,6 +63,7 @@ endpoints as not ready ("what if it went down?").`,
 	cmd.Flags().StringArrayVar(&e.labels, "label", nil, "what-if: a node label key=value; given at least once, these replace all the node's labels")
 	cmd.Flags().StringSliceVar(&e.unready, "unready", nil, "what-if: a node whose endpoints count as not ready (repeat or comma-separate)")
 	cmd.Flags().StringVarP(&e.output, "output", "o", "", "yaml or json prints the TopologyReview instead of the explanation")
+	cobra.CheckErr(cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"yaml", "json"}, cobra.ShellCompDirectiveNoFileComp)))
 	return cmd
 }
 

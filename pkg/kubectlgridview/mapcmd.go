@@ -69,6 +69,7 @@ while every group that falls back or has no endpoint is still drawn.`, summarise
 		},
 	}
 	cmd.Flags().StringVarP(&m.output, "output", "o", "svg", "svg, dot or html")
+	cobra.CheckErr(cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"svg", "dot", "html"}, cobra.ShellCompDirectiveNoFileComp)))
 	cmd.Flags().StringVar(&m.outputFile, "output-file", "", "write the map to this file instead of stdout")
 	return cmd
 }

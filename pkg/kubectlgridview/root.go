@@ -22,6 +22,7 @@ package kubectlgridview
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -78,8 +79,9 @@ there is no -A/--all-namespaces. Connection flags (--kubeconfig, --context,
 --server, ...) work as kubectl's.
 
 Completion: "kubectl gridview completion bash" writes a script for the
-kubectl-gridview binary; for "kubectl gridview <TAB>" put an executable named
-kubectl_complete-gridview on PATH that runs: kubectl-gridview __complete "$@"`,
+kubectl-gridview binary; for "kubectl gridview <TAB>" (kubectl 1.26+), link
+kubectl_complete-gridview to kubectl-gridview on PATH:
+  ln -s kubectl-gridview "$(dirname "$(command -v kubectl-gridview)")/kubectl_complete-gridview"`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl gridview"},
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -90,6 +92,20 @@ kubectl_complete-gridview on PATH that runs: kubectl-gridview __complete "$@"`,
 	o.configFlags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newExplainCommand(o), newRoutesCommand(o), newMapCommand(o))
 	return cmd
+}
+
+// completionExecutable is what kubectl (1.26+) runs to complete the words
+// after "kubectl gridview", with those words as arguments.
+const completionExecutable = "kubectl_complete-gridview"
+
+// Args are the arguments to run the command with, given the binary's name
+// argv0: run as completionExecutable, it completes the arguments as cobra's
+// __complete does, so that a link of that name to kubectl-gridview serves.
+func Args(argv0 string, args []string) []string {
+	if filepath.Base(argv0) == completionExecutable {
+		return append([]string{cobra.ShellCompRequestCmd}, args...)
+	}
+	return args
 }
 
 // namespace is -n, else the kubeconfig context's namespace, else "default".

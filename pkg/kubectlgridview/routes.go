@@ -62,6 +62,7 @@ tier chosen and the ready endpoints a node of it routes to.`,
 		},
 	}
 	cmd.Flags().StringVarP(&r.output, "output", "o", "", "wide, json or yaml")
+	cobra.CheckErr(cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]cobra.Completion{"wide", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp)))
 	return cmd
 }
 
