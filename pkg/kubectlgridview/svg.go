@@ -181,6 +181,9 @@ func legend(counts []routeCount) svgGroup {
 
 // countsLine is the groups and nodes of each route, in legend order.
 func countsLine(counts []routeCount) string {
+	if len(counts) == 0 {
+		return "no groups: the cluster has no nodes"
+	}
 	parts := make([]string, 0, len(counts))
 	for _, count := range counts {
 		parts = append(parts, fmt.Sprintf("%s: %s, %s", count.route, plural(count.groups, "group"), plural(count.nodes, "node")))

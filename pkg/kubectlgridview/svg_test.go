@@ -158,6 +158,8 @@ func TestSVGStructure(t *testing.T) {
 		"1,000 groups, local summarised": {routes: manyRoutes(1000, 20, 100), wantCells: 50, wantSummary: 19, wantEdges: 40, wantNone: 10, maxBytes: 2 << 20},
 		"a summary of one group": {routes: lone, wantCells: 1, wantSummary: 2, wantNone: 1, wantTextHas: "1 group · 10 nodes",
 			wantSections: []string{"no endpoint (1)", "local, counted per " + zoneKey + " (2)"}},
+		"no nodes": {routes: &v1alpha1.ServiceRoutes{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "demo"}, Mode: v1alpha1.TopologyModeNone},
+			wantTargets: []string{}, wantSections: []string{}},
 		"1,000 groups, all fall back": {routes: manyRoutes(1000, 1, 2000), wantCells: 1000, wantEdges: 999, wantNone: 1, maxBytes: 2 << 20},
 	} {
 		t.Run(name, func(t *testing.T) {
