@@ -97,22 +97,6 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		}
 	}
 	var values []byte
-	if groups == nil {
-		byValues := map[string]routing{}
-		for i, node := range nodes {
-			labels := e.nodes[node]
-			values = set.values.valuesOf(labels, values[:0])
-			rt, ok := byValues[string(values)]
-			if !ok || local.Has(node) {
-				rt = b.route(node, labels)
-				if !local.Has(node) {
-					byValues[string(values)] = rt
-				}
-			}
-			set.add(values, labels, rt, 1, nodes[i:i+1])
-		}
-		return set.all
-	}
 	localIn := map[string]int{}
 	for node := range local {
 		if labels, known := e.nodes[node]; known {
@@ -120,6 +104,34 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 			localIn[string(values)]++
 			set.add(values, labels, b.route(node, labels), 1, []string{node})
 		}
+	}
+	if groups == nil {
+		// Gathered node by node, the nodes being sorted.
+		type gathered struct {
+			nodes   int
+			samples []string
+		}
+		byValues := map[string]*gathered{}
+		for _, node := range nodes {
+			if local.Has(node) {
+				continue
+			}
+			values = set.values.valuesOf(e.nodes[node], values[:0])
+			g := byValues[string(values)]
+			if g == nil {
+				g = &gathered{}
+				byValues[string(values)] = g
+			}
+			g.nodes++
+			if len(g.samples) < sampleNodes {
+				g.samples = append(g.samples, node)
+			}
+		}
+		for id, g := range byValues {
+			labels := e.nodes[g.samples[0]]
+			set.add([]byte(id), labels, b.route(g.samples[0], labels), g.nodes, g.samples)
+		}
+		return set.all
 	}
 	for id, group := range groups {
 		samples := make([]string, 0, sampleNodes)

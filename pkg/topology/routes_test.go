@@ -389,10 +389,12 @@ func TestReviewsAndRoutesRunConcurrently(t *testing.T) {
 // BenchmarkEdge10kRoutes groups edge-10k's 10,000 nodes by where they route
 // a Service: svc-0000 is any-match on the unit, svc-0002 ordered
 // unit,zone,*, whose nodes the engine groups by unit; svc-0011 is
-// PreferSameNode, whose nodes are visited one by one.
+// PreferSameNode, whose nodes without endpoints are taken by the zone
+// grouping of the PreferSameZone Services; svc-0015 is OpenYurt's nodepool,
+// whose nodes without endpoints are gathered one by one.
 func BenchmarkEdge10kRoutes(b *testing.B) {
 	e := newEdge10k().engine()
-	for _, name := range []string{"svc-0000", "svc-0002", "svc-0011"} {
+	for _, name := range []string{"svc-0000", "svc-0002", "svc-0011", "svc-0015"} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := e.Routes(types.NamespacedName{Namespace: "ns", Name: name}); err != nil {
