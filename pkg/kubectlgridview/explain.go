@@ -75,11 +75,7 @@ func (e *explainOptions) run(cmd *cobra.Command, node, service string) error {
 	if err != nil {
 		return err
 	}
-	namespace, err := e.namespace()
-	if err != nil {
-		return err
-	}
-	client, err := e.topology()
+	client, namespace, err := e.topologyIn()
 	if err != nil {
 		return err
 	}

@@ -108,6 +108,16 @@ func Args(argv0 string, args []string) []string {
 	return args
 }
 
+// topologyIn is the topology client and the namespace of -n.
+func (o *options) topologyIn() (versioned.Interface, string, error) {
+	namespace, err := o.namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	client, err := o.topology()
+	return client, namespace, err
+}
+
 // namespace is -n, else the kubeconfig context's namespace, else "default".
 func (o *options) namespace() (string, error) {
 	namespace, _, err := o.configFlags.ToRawKubeConfigLoader().Namespace()

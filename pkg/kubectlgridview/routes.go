@@ -68,11 +68,7 @@ tier chosen and the ready endpoints a node of it routes to.`,
 
 // serviceRoutes gets the ServiceRoutes of service in the namespace of -n.
 func (o *options) serviceRoutes(cmd *cobra.Command, service string) (*v1alpha1.ServiceRoutes, error) {
-	namespace, err := o.namespace()
-	if err != nil {
-		return nil, err
-	}
-	client, err := o.topology()
+	client, namespace, err := o.topologyIn()
 	if err != nil {
 		return nil, err
 	}
