@@ -130,3 +130,58 @@ func TestMigrateRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A handover that gridview does not complete stops with what it saw, and the
+// next ServiceGrid is still tried.
+func TestMigrateStopsAHandoverGridviewDoesNotComplete(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// interfere runs after each patch of a Service, as another controller would.
+		interfere func(c *fakeCluster, svc *corev1.Service)
+		// noAdoption has gridview-apiserver record no adoption.
+		noAdoption bool
+		want       string
+	}{{
+		name: "application-grid-controller still runs",
+		interfere: func(c *fakeCluster, svc *corev1.Service) {
+			svc.OwnerReferences = seService(svc.Labels["app"], "").OwnerReferences
+			if err := c.core.Tracker().Update(servicesResource, svc, svc.Namespace); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: "demo/echo: failed: waiting for gridview to adopt Service demo/echo-svc: " + errTakenBack.Error(),
+	}, {
+		name:       "gridview does not adopt",
+		noAdoption: true,
+		want:       "demo/echo: failed: gridview did not adopt Service demo/echo-svc within 50ms (Ready=False, ServiceConflict: ); run again to resume",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := demoCluster()
+			if tc.interfere != nil {
+				c.core.PrependReactor("patch", "services", func(action clienttesting.Action) (bool, runtime.Object, error) {
+					patch := action.(clienttesting.PatchActionImpl)
+					obj, err := c.core.Tracker().Get(servicesResource, patch.Namespace, patch.Name)
+					if err != nil {
+						return true, nil, err
+					}
+					svc := obj.(*corev1.Service)
+					svc.OwnerReferences = nil
+					tc.interfere(c, svc)
+					return true, svc, nil
+				})
+			}
+			if tc.noAdoption {
+				c.gridview.PrependReactor("update", "servicegrids", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, nil
+				})
+			}
+			out, err := c.run(t, "superedge", "-n", "demo", "--apply", "--timeout=50ms")
+			if err == nil || !strings.Contains(out, tc.want+"\n") || !strings.Contains(out, "demo/plain: deleted") {
+				t.Errorf("error %v, output\n%s\nwant a line %q and plain migrated", err, out, tc.want)
+			}
+			if !c.superedgeGridExists(t, "echo") {
+				t.Error("SuperEdge's ServiceGrid was deleted although its Service was not handed over")
+			}
+		})
+	}
+}

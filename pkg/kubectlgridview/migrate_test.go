@@ -38,14 +38,18 @@ func demoCluster() *fakeCluster {
 }
 
 func TestMigrateDryRunChangesNothing(t *testing.T) {
-	c := demoCluster()
-	out, err := c.run(t, "superedge", "-n", "demo")
-	if err != nil {
-		t.Fatalf("dry run: %v\n%s", err, out)
-	}
-	checkGolden(t, "migrate-dryrun.golden", []byte(out))
-	if writes := c.writes(); len(writes) != 0 {
-		t.Errorf("the dry run wrote: %v", writes)
+	for _, scope := range [][]string{{"-n", "demo"}, {"--all-namespaces"}} {
+		t.Run(scope[0], func(t *testing.T) {
+			c := demoCluster()
+			out, err := c.run(t, append([]string{"superedge"}, scope...)...)
+			if err != nil {
+				t.Fatalf("dry run: %v\n%s", err, out)
+			}
+			checkGolden(t, "migrate-dryrun.golden", []byte(out))
+			if writes := c.writes(); len(writes) != 0 {
+				t.Errorf("the dry run wrote: %v", writes)
+			}
+		})
 	}
 }
 
