@@ -122,20 +122,22 @@ func printExplanation(out io.Writer, namespace string, review *v1alpha1.Topology
 		fmt.Fprintf(w, "Rule:\t%s (%s)\n", status.Rule, status.Mode)
 	}
 	for i, tier := range status.Tiers {
-		heading := ""
+		cells := []string{"", tierName(tier.Key, tier.Value), fmt.Sprintf("%d/%d ready", tier.Ready, tier.Total), ""}
 		if i == 0 {
-			heading = "Tiers:"
+			cells[0] = "Tiers:"
 		}
 		// MinReady 0 (an any-match rule without "*") gates nothing: no "needs 0".
-		needs := ""
 		if tier.MinReady > 0 {
-			needs = fmt.Sprintf("needs %d", tier.MinReady)
+			cells[3] = fmt.Sprintf("needs %d", tier.MinReady)
 		}
-		chosen := ""
 		if tier.Chosen {
-			chosen = "\t← chosen"
+			cells = append(cells, "← chosen")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d/%d ready\t%s%s\n", heading, tierName(tier.Key, tier.Value), tier.Ready, tier.Total, needs, chosen)
+		// No empty last cell, which the tab writer would pad with spaces.
+		if cells[len(cells)-1] == "" {
+			cells = cells[:len(cells)-1]
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
 	fmt.Fprintf(w, "Route:\t%s\n", status.Route)
 	fmt.Fprintf(w, "Addresses:\t%s\n", addressList(status.Addresses))

@@ -122,6 +122,16 @@ func TestExplain(t *testing.T) {
 			wantSpec: v1alpha1.TopologyReviewSpec{NodeName: "edge-4", ServiceName: "echo"},
 			wantGold: "explain-anymatch.golden",
 		},
+		"any-match without *, nowhere": {
+			args: []string{"explain", "edge-5", "echo", "-n", "demo"},
+			status: v1alpha1.TopologyReviewStatus{
+				Rule: "SuperEdge", Mode: v1alpha1.TopologyModeAnyMatch, Route: "none",
+				Tiers:  []v1alpha1.TopologyTier{{Key: unitKey, Value: "unit-c"}},
+				Reason: "no tier of the node holds an endpoint; the node routes nowhere",
+			},
+			wantSpec: v1alpha1.TopologyReviewSpec{NodeName: "edge-5", ServiceName: "echo"},
+			wantGold: "explain-anymatch-none.golden",
+		},
 		"what-ifs passed into the spec": {
 			args: []string{"explain", "edge-1", "web", "-n", "demo",
 				"--label", unitKey + "=shanghai-01", "--label", zoneKey + "=east-1", "--unready", "edge-5,edge-6", "--unready", "edge-7"},
