@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // routeGroup is a RouteGroup being gathered.
@@ -104,6 +105,17 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 			localIn[string(values)]++
 			set.add(values, labels, b.route(node, labels), 1, []string{node})
 		}
+	}
+	if groups == nil && len(set.values.keys) == 1 && e.byLabel.labelled[set.values.keys[0]] == len(e.nodes) {
+		// Every node carries the one key: the label index groups them.
+		for _, group := range e.byLabel.groups[set.values.keys[0]] {
+			if samples := smallest(group, local); len(samples) > 0 {
+				labels := e.nodes[samples[0]]
+				values = set.values.valuesOf(labels, values[:0])
+				set.add(values, labels, b.route(samples[0], labels), group.Len()-localIn[string(values)], samples)
+			}
+		}
+		return set.all
 	}
 	if groups == nil {
 		// Gathered node by node, the nodes being sorted.
@@ -198,4 +210,17 @@ func (b *routeBuilder) route(node string, labels map[string]string) routing {
 		b.bySignature[string(b.sig)] = rt
 	}
 	return rt
+}
+
+// smallest returns the first nodes of a set by name, but those of skip.
+func smallest(nodes, skip sets.Set[string]) []string {
+	out := make([]string, 0, sampleNodes+1)
+	for node := range nodes {
+		if len(out) == sampleNodes && node >= out[sampleNodes-1] || skip.Has(node) {
+			continue
+		}
+		i, _ := slices.BinarySearch(out, node)
+		out = slices.Insert(out, i, node)[:min(len(out)+1, sampleNodes)]
+	}
+	return out
 }
