@@ -116,6 +116,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 		})
 	}
 	expectDemoRoutingReported(t)
+	expectPluginExplainsTheDemo(t)
 }
 
 func TestKubectlRefusesInvalidServiceGrid(t *testing.T) {
