@@ -154,7 +154,7 @@ func TestChartFollowsVERSION(t *testing.T) {
 	}
 	want := strings.TrimSpace(string(version))
 	if chart.AppVersion != want || chart.Version != strings.TrimPrefix(want, "v") {
-		t.Errorf("Chart.yaml has version %q and appVersion %q, want %q and %q as VERSION says: the images are tagged %s",
+		t.Errorf("artifacts/charts/gridview/Chart.yaml has version %q and appVersion %q: set them to %q and %q, as VERSION says (the images are tagged %s)",
 			chart.Version, chart.AppVersion, strings.TrimPrefix(want, "v"), want, want)
 	}
 }
