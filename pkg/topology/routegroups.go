@@ -17,67 +17,37 @@ limitations under the License.
 package topology
 
 import (
-	"cmp"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// routeGroup is a RouteGroup being gathered.
-type routeGroup struct {
-	// values are the group's label values as nodeGroups reads them, which
-	// sort as the labels in key order.
-	values string
-	// rank orders positions: the chosen key's index, none last.
-	rank  int
-	group RouteGroup
+// routeSink takes the sets of nodes that route alike as visitRoutes finds
+// them: values are their label values as nodeGroups reads them, labels those
+// of their first node by name, samples their first nodes by name, sorted.
+type routeSink interface {
+	add(values []byte, labels map[string]string, rt routing, nodes int, samples []string)
 }
 
-func newRouteGroup(values string, keys []string, labels map[string]string, rt routing) routeGroup {
-	g := routeGroup{values: values, rank: rt.rank, group: RouteGroup{
-		Labels: make(map[string]string, len(keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
-	}}
-	for _, key := range keys {
-		if value, ok := labels[key]; ok {
-			g.group.Labels[key] = value
-		}
-	}
-	return g
-}
-
-// routeGroups visits one node of each group of the policy's grouping, whose
+// visitRoutes visits one node of each group of the policy's grouping, whose
 // nodes share their tiers; or, when the node itself is a tier, one of each
-// set of nodes that share their tiers but that one.
-func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
+// set of nodes that share their tiers but that one. Routes and RouteCounts
+// both walk the nodes by it.
+func (e *Engine) visitRoutes(svc types.NamespacedName, sv *serviceViews, nodes []string, sink routeSink) {
 	b := &routeBuilder{sv: sv, bySignature: map[string]routing{}}
-	var all []routeGroup
-	if grouping := e.grouping(sv.policy); grouping != nil {
-		all = make([]routeGroup, 0, len(grouping.groups))
-		for values, group := range grouping.groups {
-			labels := e.nodes[group[0]]
-			g := newRouteGroup(values, grouping.keys, labels, b.route(group[0], labels))
-			// Shared: groups are replaced, never modified.
-			g.group.Nodes, g.group.SampleNodes = len(group), group[:min(len(group), sampleNodes):min(len(group), sampleNodes)]
-			all = append(all, g)
-		}
-	} else {
-		all = e.sameNodeGroups(b, svc, nodes)
+	grouping := e.grouping(sv.policy)
+	if grouping == nil {
+		e.sameNodeGroups(b, svc, nodes, sink)
+		return
 	}
-	// Sorted by index: a routeGroup is large to move.
-	order := make([]int, len(all))
-	for i := range order {
-		order[i] = i
+	var values []byte
+	for id, group := range grouping.groups {
+		labels, n := e.nodes[group[0]], min(len(group), sampleNodes)
+		values = append(values[:0], id...)
+		// Shared: groups are replaced, never modified.
+		sink.add(values, labels, b.route(group[0], labels), len(group), group[:n:n])
 	}
-	slices.SortFunc(order, func(i, j int) int {
-		return cmp.Or(strings.Compare(all[i].values, all[j].values), cmp.Compare(all[i].rank, all[j].rank))
-	})
-	out := make([]RouteGroup, len(all))
-	for i, j := range order {
-		out[i] = all[j].group
-	}
-	return out
 }
 
 // sameNodeGroups groups the nodes of a policy whose node itself is a tier.
@@ -86,14 +56,14 @@ func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes [
 // view: they are the groups of the grouping of those keys when another
 // Service has it, or every node when there are none; else found node by
 // node.
-func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes []string) []routeGroup {
-	set := &routeSet{values: &nodeGroups{keys: labelKeys(b.sv.policy)}, byRoute: map[string]int{}}
+func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes []string, sink routeSink) {
+	by := nodeGroups{keys: labelKeys(b.sv.policy)}
 	local := e.serviceNodes[svc]
 	groups := map[string][]string{"": nodes}
-	if len(set.values.keys) > 0 {
+	if len(by.keys) > 0 {
 		groups = nil
 		// The id of a policy that reads the same label keys.
-		if id, ok := groupingID(policy{mode: b.sv.policy.mode, keys: set.values.keys}); ok && e.groupings[id] != nil {
+		if id, ok := groupingID(policy{mode: b.sv.policy.mode, keys: by.keys}); ok && e.groupings[id] != nil {
 			groups = e.groupings[id].groups
 		}
 	}
@@ -101,21 +71,21 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 	localIn := map[string]int{}
 	for node := range local {
 		if labels, known := e.nodes[node]; known {
-			values = set.values.valuesOf(labels, values[:0])
+			values = by.valuesOf(labels, values[:0])
 			localIn[string(values)]++
-			set.add(values, labels, b.route(node, labels), 1, []string{node})
+			sink.add(values, labels, b.route(node, labels), 1, []string{node})
 		}
 	}
-	if groups == nil && len(set.values.keys) == 1 && e.byLabel.labelled[set.values.keys[0]] == len(e.nodes) {
+	if groups == nil && len(by.keys) == 1 && e.byLabel.labelled[by.keys[0]] == len(e.nodes) {
 		// Every node carries the one key: the label index groups them.
-		for _, group := range e.byLabel.groups[set.values.keys[0]] {
+		for _, group := range e.byLabel.groups[by.keys[0]] {
 			if samples := smallest(group, local); len(samples) > 0 {
 				labels := e.nodes[samples[0]]
-				values = set.values.valuesOf(labels, values[:0])
-				set.add(values, labels, b.route(samples[0], labels), group.Len()-localIn[string(values)], samples)
+				values = by.valuesOf(labels, values[:0])
+				sink.add(values, labels, b.route(samples[0], labels), group.Len()-localIn[string(values)], samples)
 			}
 		}
-		return set.all
+		return
 	}
 	if groups == nil {
 		// Gathered node by node, the nodes being sorted.
@@ -128,7 +98,7 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 			if local.Has(node) {
 				continue
 			}
-			values = set.values.valuesOf(e.nodes[node], values[:0])
+			values = by.valuesOf(e.nodes[node], values[:0])
 			g := byValues[string(values)]
 			if g == nil {
 				g = &gathered{}
@@ -141,9 +111,10 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		}
 		for id, g := range byValues {
 			labels := e.nodes[g.samples[0]]
-			set.add([]byte(id), labels, b.route(g.samples[0], labels), g.nodes, g.samples)
+			values = append(values[:0], id...)
+			sink.add(values, labels, b.route(g.samples[0], labels), g.nodes, g.samples)
 		}
-		return set.all
+		return
 	}
 	for id, group := range groups {
 		samples := make([]string, 0, sampleNodes)
@@ -157,39 +128,10 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		}
 		if len(samples) > 0 {
 			labels := e.nodes[samples[0]]
-			set.add([]byte(id), labels, b.route(samples[0], labels), len(group)-localIn[id], samples)
+			values = append(values[:0], id...)
+			sink.add(values, labels, b.route(samples[0], labels), len(group)-localIn[id], samples)
 		}
 	}
-	return set.all
-}
-
-// routeSet gathers route groups by label values and position.
-type routeSet struct {
-	values  *nodeGroups
-	all     []routeGroup
-	byRoute map[string]int
-	id      []byte
-}
-
-// add adds nodes that share label values and route alike, samples being
-// the first of them by name. A group counts the ready addresses of its
-// first node by name.
-func (s *routeSet) add(values []byte, labels map[string]string, rt routing, nodes int, samples []string) {
-	s.id = append(append(s.id[:0], values...), rt.position...)
-	i, ok := s.byRoute[string(s.id)]
-	if !ok {
-		i = len(s.all)
-		s.byRoute[string(s.id)] = i
-		s.all = append(s.all, newRouteGroup(string(values), s.values.keys, labels, rt))
-	}
-	g := &s.all[i].group
-	if ok && samples[0] < g.SampleNodes[0] {
-		g.Ready = rt.ready
-	}
-	g.Nodes += nodes
-	g.SampleNodes = append(g.SampleNodes, samples...)
-	slices.Sort(g.SampleNodes)
-	g.SampleNodes = g.SampleNodes[:min(len(g.SampleNodes), sampleNodes)]
 }
 
 // routeBuilder finds where nodes route, once per view signature.

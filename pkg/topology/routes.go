@@ -17,7 +17,9 @@ limitations under the License.
 package topology
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -78,6 +80,79 @@ func (e *Engine) Routes(svc types.NamespacedName) (Routes, error) {
 		out.Groups = e.routeGroups(svc, sv, nodes)
 	}
 	return out, nil
+}
+
+// routeGroups groups the nodes by their label values and position.
+func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
+	set := &routeSet{keys: labelKeys(sv.policy), byRoute: map[string]int{}}
+	e.visitRoutes(svc, sv, nodes, set)
+	all := set.all
+	// Sorted by index: a routeGroup is large to move.
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(all[i].values, all[j].values), cmp.Compare(all[i].rank, all[j].rank))
+	})
+	out := make([]RouteGroup, len(all))
+	for i, j := range order {
+		out[i] = all[j].group
+	}
+	return out
+}
+
+// routeGroup is a RouteGroup being gathered.
+type routeGroup struct {
+	// values are the group's label values as nodeGroups reads them, which
+	// sort as the labels in key order.
+	values string
+	// rank orders positions: the chosen key's index, none last.
+	rank  int
+	group RouteGroup
+}
+
+func newRouteGroup(values string, keys []string, labels map[string]string, rt routing) routeGroup {
+	g := routeGroup{values: values, rank: rt.rank, group: RouteGroup{
+		Labels: make(map[string]string, len(keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
+	}}
+	for _, key := range keys {
+		if value, ok := labels[key]; ok {
+			g.group.Labels[key] = value
+		}
+	}
+	return g
+}
+
+// routeSet gathers route groups by label values and position: a routeSink.
+type routeSet struct {
+	keys    []string
+	all     []routeGroup
+	byRoute map[string]int
+	id      []byte
+}
+
+// add adds nodes that share label values and route alike. A group counts
+// the ready addresses of its first node by name.
+func (s *routeSet) add(values []byte, labels map[string]string, rt routing, nodes int, samples []string) {
+	s.id = append(append(s.id[:0], values...), rt.position...)
+	i, ok := s.byRoute[string(s.id)]
+	if !ok {
+		s.byRoute[string(s.id)] = len(s.all)
+		g := newRouteGroup(string(values), s.keys, labels, rt)
+		g.group.Nodes, g.group.SampleNodes = nodes, samples
+		s.all = append(s.all, g)
+		return
+	}
+	g := &s.all[i].group
+	if samples[0] < g.SampleNodes[0] {
+		g.Ready = rt.ready
+	}
+	g.Nodes += nodes
+	// Clipped: the samples it holds may be a grouping's.
+	g.SampleNodes = append(slices.Clip(g.SampleNodes), samples...)
+	slices.Sort(g.SampleNodes)
+	g.SampleNodes = g.SampleNodes[:min(len(g.SampleNodes), sampleNodes)]
 }
 
 // routing is where the nodes of one view signature route.
