@@ -163,6 +163,13 @@ func TestTopologyReview(t *testing.T) {
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "may review only itself") {
 			t.Fatalf("b1 reviewing a1: got %v, want 403 saying it may review only itself", err)
 		}
+		// A what-if's answer holds other units' endpoints, which a node's
+		// identity may not list.
+		_, err = b1.Create(ctx, &topologyv1alpha1.TopologyReview{Spec: topologyv1alpha1.TopologyReviewSpec{NodeName: s.node("b1"), ServiceName: "web",
+			NodeLabels: map[string]string{unitKey: s.unit("u1")}}}, metav1.CreateOptions{})
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "cannot list endpointslices") {
+			t.Fatalf("b1 asking what if it moved to u1: got %v, want 403 saying it cannot list endpointslices", err)
+		}
 	})
 }
 

@@ -84,10 +84,7 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object, createValidati
 	if err := s.authorize(ctx, namespace, &review.Spec); err != nil {
 		return nil, err
 	}
-	answer, err := s.reviews.Review(review.Spec.NodeName, types.NamespacedName{Namespace: namespace, Name: review.Spec.ServiceName}, topologyengine.WhatIf{
-		NodeLabels:   review.Spec.NodeLabels,
-		UnreadyNodes: sets.New(review.Spec.UnreadyNodes...),
-	})
+	answer, err := s.reviews.Review(review.Spec.NodeName, types.NamespacedName{Namespace: namespace, Name: review.Spec.ServiceName}, whatIf(&review.Spec))
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +93,26 @@ func (s *storage) Create(ctx context.Context, obj runtime.Object, createValidati
 	return out, nil
 }
 
+// whatIf is what a spec asks instead of the cluster's state. Empty node
+// labels ask nothing: protobuf, and JSON's omitempty on the way back, cannot
+// tell them from none.
+func whatIf(spec *topology.TopologyReviewSpec) topologyengine.WhatIf {
+	var w topologyengine.WhatIf
+	if len(spec.NodeLabels) > 0 {
+		w.NodeLabels = spec.NodeLabels
+	}
+	if len(spec.UnreadyNodes) > 0 {
+		w.UnreadyNodes = sets.New(spec.UnreadyNodes...)
+	}
+	return w
+}
+
 // authorize lets a requester review a Service it may get, and a node only
-// itself. A review also tells the ready addresses a node routes to, which
-// the node reads in its own views anyway, but which anyone else must be
-// allowed to read in the Service's EndpointSlices: getting a Service does not
-// grant its endpoints.
+// itself. A review also tells the ready addresses a node routes to: a node
+// reads those of its own state in its views anyway, but anyone else, and a
+// node asking what-ifs (whose answers are other units' endpoints), must be
+// allowed to read them in the Service's EndpointSlices: getting a Service does
+// not grant its endpoints.
 func (s *storage) authorize(ctx context.Context, namespace string, spec *topology.TopologyReviewSpec) error {
 	requester, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
@@ -116,7 +128,7 @@ func (s *storage) authorize(ctx context.Context, namespace string, spec *topolog
 	needs := []authorizer.AttributesRecord{{
 		Verb: "get", Namespace: namespace, Resource: "services", Name: spec.ServiceName, APIVersion: "v1",
 	}}
-	if !isNode {
+	if w := whatIf(spec); !isNode || w.NodeLabels != nil || w.UnreadyNodes != nil {
 		needs = append(needs, authorizer.AttributesRecord{
 			Verb: "list", Namespace: namespace, APIGroup: "discovery.k8s.io", Resource: "endpointslices", APIVersion: "v1",
 		})

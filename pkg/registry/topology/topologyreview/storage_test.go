@@ -89,7 +89,12 @@ func TestCreate(t *testing.T) {
 		wantInMsg  string
 	}{
 		{name: "a user who may get the Service", requester: alice, spec: spec("edge-1")},
-		{name: "a node reviewing itself", requester: node1, spec: spec("edge-1")},
+		{name: "a node reviewing itself", requester: node1, spec: topology.TopologyReviewSpec{NodeName: "edge-1", ServiceName: "web"}},
+		{name: "a node's empty what-if labels ask nothing", requester: node1, spec: topology.TopologyReviewSpec{NodeName: "edge-1", ServiceName: "web", NodeLabels: map[string]string{}}},
+		{name: "a node asking what if it moved", requester: node1, spec: topology.TopologyReviewSpec{NodeName: "edge-1", ServiceName: "web", NodeLabels: map[string]string{"unit": "u9"}},
+			wantStatus: 403, wantInMsg: `user "system:node:edge-1" cannot list endpointslices in namespace "demo"`},
+		{name: "a node asking what if nodes went down", requester: node1, spec: topology.TopologyReviewSpec{NodeName: "edge-1", ServiceName: "web", UnreadyNodes: []string{"edge-2"}},
+			wantStatus: 403, wantInMsg: `cannot list endpointslices`},
 		{name: "a node reviewing another", requester: node1, spec: spec("edge-2"), wantStatus: 403, wantInMsg: "node edge-1 may review only itself, not node edge-2"},
 		{name: "a user who may not get the Service", requester: &user.DefaultInfo{Name: "bob"}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: `user "bob" cannot get services in namespace "demo", which reviewing Service web needs: no RBAC rule allows it`},
 		{name: "a user who may get the Service but not its endpoints", requester: &user.DefaultInfo{Name: "carol"}, spec: spec("edge-1"), wantStatus: 403, wantInMsg: `user "carol" cannot list endpointslices in namespace "demo"`},
@@ -118,7 +123,7 @@ func TestCreate(t *testing.T) {
 				t.Fatalf("Create: %v", err)
 			}
 			if reviewer.node != tc.spec.NodeName || reviewer.svc != (types.NamespacedName{Namespace: "demo", Name: "web"}) ||
-				reviewer.whatIf.NodeLabels["unit"] != "u9" || !reviewer.whatIf.UnreadyNodes.Equal(sets.New("edge-2")) {
+				reviewer.whatIf.NodeLabels["unit"] != tc.spec.NodeLabels["unit"] || !reviewer.whatIf.UnreadyNodes.Equal(sets.New(tc.spec.UnreadyNodes...)) {
 				t.Errorf("asked %s %s %+v, want the spec's node, demo/web and its what-if", reviewer.node, reviewer.svc, reviewer.whatIf)
 			}
 			got := obj.(*topology.TopologyReview).Status
