@@ -18,6 +18,7 @@ package topology_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -332,9 +333,12 @@ func TestReviewWhatIf(t *testing.T) {
 		},
 	}
 	e := reviewCluster(nil, ordered, slices.Concat(shanghai(true, true), hangzhou, beijing)...)
+	// Deep copies: a what-if that wrote into the engine's shared slices
+	// would change the cached views in place, behind the same pointers.
 	before := map[string]*topology.View{}
 	for node := range reviewNodes {
-		before[node], _ = e.View(node, echo)
+		view, _ := e.View(node, echo)
+		before[node] = deepCopyView(view)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,10 +353,28 @@ func TestReviewWhatIf(t *testing.T) {
 				t.Errorf("reason\n%s\nwant\n%s", got.Reason, tc.reason)
 			}
 			for node, view := range before {
-				if after, _ := e.View(node, echo); after != view {
+				if after, _ := e.View(node, echo); !apiequality.Semantic.DeepEqual(after, view) {
 					t.Errorf("view of %s changed: %+v, was %+v", node, after, view)
+				}
+				// A review under the node's own labels derives the tiers
+				// afresh from the sources, which a what-if that wrote into
+				// them would have changed.
+				fresh, err := e.Review(node, echo, topology.WhatIf{NodeLabels: reviewNodes[node]})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if current, _ := e.Review(node, echo, topology.WhatIf{}); !slices.Equal(fresh.Addresses, current.Addresses) {
+					t.Errorf("%s's sources changed: afresh it routes to %v, its view %v", node, fresh.Addresses, current.Addresses)
 				}
 			}
 		})
 	}
+}
+
+func deepCopyView(v *topology.View) *topology.View {
+	out := &topology.View{Labels: maps.Clone(v.Labels), Topology: *v.Topology.DeepCopy()}
+	for _, slice := range v.Slices {
+		out.Slices = append(out.Slices, *slice.DeepCopy())
+	}
+	return out
 }
