@@ -87,6 +87,9 @@ type Engine struct {
 	// filled by readers, which may run concurrently.
 	sortedNodes    atomic.Pointer[[]string]
 	servicesSorted atomic.Pointer[[]types.NamespacedName]
+	// nodeGeneration counts the changes of the known nodes or their labels:
+	// what RouteCounts depends on besides a Service's views.
+	nodeGeneration uint64
 	// stamp is what the caller said the next mutations are: views derived
 	// by them, and nodes they set, carry it (nodeStamps).
 	stamp      uint64

@@ -41,6 +41,9 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 	if !known {
 		e.sortedNodes.Store(nil)
 	}
+	if !known || !maps.Equal(old, labels) {
+		e.nodeGeneration++
+	}
 	e.byLabel.remove(name, old)
 	for _, g := range e.groupings {
 		if known {
@@ -59,6 +62,7 @@ func (e *Engine) deleteNode(name string) {
 		for _, g := range e.groupings {
 			g.remove(name, old)
 		}
+		e.nodeGeneration++
 	}
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)

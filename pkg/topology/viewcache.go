@@ -21,6 +21,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -41,6 +42,9 @@ type serviceViews struct {
 
 	mu    sync.Mutex
 	cache map[string]*View
+	// counts are the last RouteCounts, valid while the engine's node
+	// generation is theirs.
+	counts atomic.Pointer[countsAt]
 }
 
 func (e *Engine) newServiceViews(p policy, st *serviceTiers, slices []*endpointSlice) *serviceViews {
