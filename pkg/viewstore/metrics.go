@@ -72,7 +72,7 @@ var (
 	}, []string{"namespace", "service"})
 	routingFallbacks = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem: "gridview_routing", Name: "fallbacks_total", StabilityLevel: metrics.ALPHA,
-		Help: "Nodes whose traffic to a Service went to a wider tier or to none between two passes, by the Service's topology rule.",
+		Help: "Per Service, the increase between two passes of its nodes routing to a fallback tier or to none (net: nodes that came back offset those that fell back), by the Service's topology rule.",
 	}, []string{"rule"})
 	routingPassSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
 		Subsystem: "gridview_routing", Name: "pass_duration_seconds", StabilityLevel: metrics.ALPHA,

@@ -41,13 +41,25 @@ func (s *Store) Review(node string, svc types.NamespacedName, whatIf topology.Wh
 
 // Routes is where every node's traffic to a Service goes, by group.
 func (s *Store) Routes(svc types.NamespacedName) (topology.Routes, error) {
+	return readRoutes(s, svc, (*topology.Engine).Routes)
+}
+
+// RouteCounts is how many nodes route a Service to each position: the
+// cheap part of Routes, which the routing metrics read for every Service.
+func (s *Store) RouteCounts(svc types.NamespacedName) (topology.RouteCounts, error) {
+	return readRoutes(s, svc, (*topology.Engine).RouteCounts)
+}
+
+// readRoutes reads a Service's routes under the store's read lock.
+func readRoutes[T any](s *Store, svc types.NamespacedName, read func(*topology.Engine, types.NamespacedName) (T, error)) (T, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.stream == nil {
-		return topology.Routes{}, errNotLoaded
+		var none T
+		return none, errNotLoaded
 	}
-	routes, err := s.engine.Routes(svc)
-	return routes, notFound(err, "", svc)
+	out, err := read(s.engine, svc)
+	return out, notFound(err, "", svc)
 }
 
 // RoutedServices returns the Services that have views, sorted. Shared: never

@@ -20,7 +20,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -47,6 +46,7 @@ const noRule = "None"
 // call holds the store's read lock for one Service at most.
 type RoutesReader interface {
 	RoutedServices() []types.NamespacedName
+	RouteCounts(types.NamespacedName) (topology.RouteCounts, error)
 	Routes(types.NamespacedName) (topology.Routes, error)
 }
 
@@ -59,24 +59,22 @@ type RoutingObserver struct {
 	recorder record.EventRecorder
 	isLeader func() bool
 
-	// ranks holds the last pass's routes of each Service, by group, so that
-	// the next pass counts the nodes that fell back since.
-	ranks map[types.NamespacedName]routeRanks
+	// astray holds what the last pass read of each Service, so that the
+	// next one counts the nodes that fell back since.
+	astray map[types.NamespacedName]astrayNodes
 	// stranded are the Services with a nodes_without_endpoints series, and
 	// announced those of them this replica sent the Warning for while they
 	// were stranded.
 	stranded, announced sets.Set[types.NamespacedName]
 }
 
-// routeRanks is a compact summary of a Service's routes: per group labels,
-// the nodes at each rank, ranks ascending, without any node's name.
-type routeRanks struct {
-	rule   string
-	keys   []string
-	groups map[string][]rankedNodes
+// astrayNodes is how many nodes of a Service routed to a fallback tier or
+// to none, under which rule and keys.
+type astrayNodes struct {
+	rule  string
+	keys  []string
+	nodes int
 }
-
-type rankedNodes struct{ rank, nodes int }
 
 // NewRoutingObserver returns an observer of routes whose Events name the
 // Services of the lister; isLeader tells whether this replica sends them.
@@ -99,43 +97,45 @@ func (o *RoutingObserver) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// pass reads every Service's routes, one Service at a time so that the
-// store's writers wait for one Service at most, and updates the metrics.
+// pass counts where every Service's nodes route, one Service at a time so
+// that the store's writers wait for one Service at most, and updates the
+// metrics. The counts are cached in the engine until a node or the Service
+// changes, so a pass in a steady state computes almost nothing.
 func (o *RoutingObserver) pass() {
 	start := time.Now()
 	type ruleRoute struct{ rule, route string }
 	nodes := map[ruleRoute]int{}
-	ranks := make(map[types.NamespacedName]routeRanks, len(o.ranks))
+	astray := make(map[types.NamespacedName]astrayNodes, len(o.astray))
 	stranded := sets.New[types.NamespacedName]()
 	for _, svc := range o.routes.RoutedServices() {
-		routes, err := o.routes.Routes(svc)
+		counts, err := o.routes.RouteCounts(svc)
 		if err != nil {
 			// Deleted since the list, or the views are not loaded: the
 			// Service is dropped as gone.
 			klog.V(4).InfoS("Skipping a Service's routes", "service", svc, "err", err)
 			continue
 		}
-		now := rankRoutes(routes)
-		for _, g := range routes.Groups {
-			nodes[ruleRoute{now.rule, g.Position}] += g.Nodes
+		now := astrayNodes{rule: cmp.Or(counts.Rule, noRule), keys: counts.Keys, nodes: counts.Astray()}
+		for route, n := range counts.ByPosition() {
+			nodes[ruleRoute{now.rule, route}] += n
 		}
-		if before, ok := o.ranks[svc]; ok && before.rule == now.rule && slices.Equal(before.keys, now.keys) {
-			if fell := fellBack(before, now); fell > 0 {
-				routingFallbacks.WithLabelValues(now.rule).Add(float64(fell))
-			}
+		// A net count: nodes that fell back as many others came back, or
+		// that went from one fallback to another, count nothing.
+		if before, ok := o.astray[svc]; ok && before.rule == now.rule && slices.Equal(before.keys, now.keys) && now.nodes > before.nodes {
+			routingFallbacks.WithLabelValues(now.rule).Add(float64(now.nodes - before.nodes))
 		}
-		ranks[svc] = now
-		if none, example := unrouted(routes); none > 0 {
+		astray[svc] = now
+		if counts.Total > 0 && counts.None > 0 {
 			stranded.Insert(svc)
-			nodesWithoutEndpoints.WithLabelValues(svc.Namespace, svc.Name).Set(float64(none))
-			o.announce(svc, none, example)
+			nodesWithoutEndpoints.WithLabelValues(svc.Namespace, svc.Name).Set(float64(counts.None))
+			o.announce(svc, counts.None)
 		}
 	}
 	for svc := range o.stranded.Difference(stranded) {
 		nodesWithoutEndpoints.DeleteLabelValues(svc.Namespace, svc.Name)
 	}
 	// A Service that left the state is announced again when it re-enters.
-	o.ranks, o.stranded, o.announced = ranks, stranded, o.announced.Intersection(stranded)
+	o.astray, o.stranded, o.announced = astray, stranded, o.announced.Intersection(stranded)
 	routingNodes.Reset()
 	for key, n := range nodes {
 		routingNodes.WithLabelValues(key.rule, key.route).Set(float64(n))
@@ -144,83 +144,22 @@ func (o *RoutingObserver) pass() {
 	routingLastPass.SetToCurrentTime()
 }
 
-// rankRoutes summarizes routes by group labels and rank: the index of the
-// chosen key, a Service that is not pruned first, no endpoint last.
-func rankRoutes(routes topology.Routes) routeRanks {
-	out := routeRanks{rule: cmp.Or(routes.Rule, noRule), keys: routes.Keys, groups: map[string][]rankedNodes{}}
-	// A rule may have thousands of keys and a Service thousands of groups,
-	// which share a few positions.
-	byPosition := map[string]int{}
-	for _, g := range routes.Groups {
-		rank, ok := byPosition[g.Position]
-		if !ok {
-			rank = math.MaxInt
-			if g.Position != topology.PositionNone {
-				rank = max(0, slices.Index(routes.Keys, g.ChosenKey))
-			}
-			byPosition[g.Position] = rank
-		}
-		key := labels.Set(g.Labels).String()
-		out.groups[key] = append(out.groups[key], rankedNodes{rank: rank, nodes: g.Nodes})
-	}
-	for _, ranked := range out.groups {
-		slices.SortFunc(ranked, func(a, b rankedNodes) int { return cmp.Compare(a.rank, b.rank) })
-	}
-	return out
-}
-
-// fellBack counts the nodes whose route got worse from one pass to the next,
-// group by group. Where a group's nodes route several ways, nothing tells
-// which node moved: they are paired in rank order, the fewest moves that
-// explain the change.
-func fellBack(before, now routeRanks) int {
-	fell := 0
-	for key, after := range now.groups {
-		prev := before.groups[key]
-		var b, a rankedNodes
-		for i, j := 0, 0; ; {
-			if b.nodes == 0 && i < len(prev) {
-				b, i = prev[i], i+1
-			}
-			if a.nodes == 0 && j < len(after) {
-				a, j = after[j], j+1
-			}
-			if a.nodes == 0 || b.nodes == 0 {
-				break
-			}
-			n := min(a.nodes, b.nodes)
-			if a.rank > b.rank {
-				fell += n
-			}
-			a.nodes, b.nodes = a.nodes-n, b.nodes-n
-		}
-	}
-	return fell
-}
-
-// unrouted counts the nodes that route a Service with endpoints to none,
-// and returns its largest group of them as the example.
-func unrouted(routes topology.Routes) (int, topology.RouteGroup) {
-	var none int
+// unrouted returns the largest group of nodes that route a Service to no
+// endpoint, as the example a Warning names; false when there is none.
+func unrouted(routes topology.Routes) (topology.RouteGroup, bool) {
 	var example topology.RouteGroup
-	if routes.Total == 0 {
-		return 0, example
-	}
 	for _, g := range routes.Groups {
-		if g.Position == topology.PositionNone {
-			none += g.Nodes
-			if g.Nodes > example.Nodes {
-				example = g
-			}
+		if g.Position == topology.PositionNone && g.Nodes > example.Nodes {
+			example = g
 		}
 	}
-	return none, example
+	return example, example.Nodes > 0
 }
 
 // announce sends the Warning of a stranded Service once per entry into that
-// state, from the leader. A new leader announces the stranded Services it
+// state, from the leader, naming its largest group of nodes without endpoints. A new leader announces the stranded Services it
 // has not announced itself: a Service may get a second Warning on failover.
-func (o *RoutingObserver) announce(svc types.NamespacedName, none int, example topology.RouteGroup) {
+func (o *RoutingObserver) announce(svc types.NamespacedName, none int) {
 	if o.announced.Has(svc) || !o.isLeader() {
 		return
 	}
@@ -228,6 +167,14 @@ func (o *RoutingObserver) announce(svc types.NamespacedName, none int, example t
 	if err != nil {
 		// Deleted since: the next pass drops it.
 		klog.V(4).InfoS("Cannot read a Service to warn about", "service", svc, "err", err)
+		return
+	}
+	// Only this Service's groups are built, to name one.
+	routes, err := o.routes.Routes(svc)
+	example, ok := unrouted(routes)
+	if err != nil || !ok {
+		// Deleted or recovered since its counts: the next pass tells.
+		klog.V(4).InfoS("Cannot find the nodes of a Service to warn about", "service", svc, "err", err)
 		return
 	}
 	o.recorder.Event(obj, corev1.EventTypeWarning, ReasonNoEndpointsForNodes, noEndpointsMessage(none, example))

@@ -19,7 +19,6 @@ package viewstore
 import (
 	"context"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -39,6 +38,7 @@ import (
 	"k8s.io/component-base/metrics/testutil"
 
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
 const unitKey = "superedge.io/nodeunit"
@@ -48,11 +48,13 @@ var (
 	svcB = types.NamespacedName{Namespace: "edge", Name: "b"}
 )
 
-// fakeRoutes serves fixed routes; a Service listed without routes fails, as
-// one deleted between the list and its read.
+// fakeRoutes serves fixed routes, and counts them; a Service listed without
+// routes fails, as one deleted between the list and its read. It records
+// the Services whose routes, not counts, were read.
 type fakeRoutes struct {
 	routes map[types.NamespacedName]topology.Routes
 	passes atomic.Int32
+	read   []types.NamespacedName
 }
 
 func (f *fakeRoutes) RoutedServices() []types.NamespacedName {
@@ -61,11 +63,22 @@ func (f *fakeRoutes) RoutedServices() []types.NamespacedName {
 }
 
 func (f *fakeRoutes) Routes(svc types.NamespacedName) (topology.Routes, error) {
+	f.read = append(f.read, svc)
+	return f.routesOf(svc)
+}
+
+func (f *fakeRoutes) routesOf(svc types.NamespacedName) (topology.Routes, error) {
 	routes, ok := f.routes[svc]
 	if !ok || routes.Groups == nil {
 		return topology.Routes{}, apierrors.NewNotFound(corev1.Resource("services"), svc.Name)
 	}
 	return routes, nil
+}
+
+// RouteCounts sums the groups by position, as the engine counts them.
+func (f *fakeRoutes) RouteCounts(svc types.NamespacedName) (topology.RouteCounts, error) {
+	routes, err := f.routesOf(svc)
+	return topologytest.CountRoutes(routes), err
 }
 
 // uidRecorder records the UID of each Event's object, which kubectl
@@ -191,11 +204,10 @@ func TestRoutingObserverPasses(t *testing.T) {
 		wantNodes:    map[string]float64{"route=fallback-1,rule=SuperEdge": 3, "route=none,rule=SuperEdge": 2, "route=all,rule=None": 4},
 		wantStranded: map[string]float64{"namespace=edge,service=a": 2},
 	}, {
-		name:         "u1 falls from its zone to none, b is deleted before its read",
+		name:         "u1 falls from its zone to none, no more nodes astray: no fallback; b is deleted before its read",
 		routes:       map[types.NamespacedName]topology.Routes{svcA: superEdge(2, unit("u1", "none", 3), unit("u2", "none", 2)), svcB: {}},
 		wantNodes:    map[string]float64{"route=none,rule=SuperEdge": 5},
 		wantStranded: map[string]float64{"namespace=edge,service=a": 5},
-		wantFell:     3,
 	}, {
 		name:      "recovered: the series goes",
 		routes:    map[types.NamespacedName]topology.Routes{svcA: superEdge(2, unit("u1", "local", 3), unit("u2", "local", 2))},
@@ -212,6 +224,19 @@ func TestRoutingObserverPasses(t *testing.T) {
 		name:      "a change of rule is no fallback",
 		routes:    map[types.NamespacedName]topology.Routes{svcA: gridview(superEdge(2, unit("u1", "fallback-1", 3), unit("u2", "fallback-1", 2)))},
 		wantNodes: map[string]float64{"route=fallback-1,rule=Gridview": 5},
+	}, {
+		name:         "u1 comes back as u2 falls further, to none: the net count is 0",
+		routes:       map[types.NamespacedName]topology.Routes{svcA: gridview(superEdge(2, unit("u1", "local", 3), unit("u2", "none", 2)))},
+		wantNodes:    map[string]float64{"route=local,rule=Gridview": 3, "route=none,rule=Gridview": 2},
+		wantStranded: map[string]float64{"namespace=edge,service=a": 2},
+		wantEvents: []string{stranded + "2 nodes route this Service to no endpoint, e.g. the 2 nodes of superedge.io/nodeunit=u2: " +
+			"no tier of theirs holds one and the rule has no fallback that does"},
+	}, {
+		name:         "u1 falls back again: 3",
+		routes:       map[types.NamespacedName]topology.Routes{svcA: gridview(superEdge(2, unit("u1", "fallback-1", 3), unit("u2", "none", 2)))},
+		wantNodes:    map[string]float64{"route=fallback-1,rule=Gridview": 3, "route=none,rule=Gridview": 2},
+		wantStranded: map[string]float64{"namespace=edge,service=a": 2},
+		wantFell:     3,
 	}, {
 		name: "a change of keys is no fallback, and without endpoints no node is stranded",
 		routes: map[types.NamespacedName]topology.Routes{svcA: {Rule: topology.RuleGridview, Keys: []string{"region", unitKey},
@@ -235,6 +260,11 @@ func TestRoutingObserverPasses(t *testing.T) {
 			if got := recorder.drain(); !slices.Equal(got, step.wantEvents) {
 				t.Errorf("Events = %q, want %q", got, step.wantEvents)
 			}
+			// Counts serve the metrics; routes only name a Warning's nodes.
+			if len(reader.read) != len(step.wantEvents) {
+				t.Errorf("routes read of %v, for %d Warnings", reader.read, len(step.wantEvents))
+			}
+			reader.read = nil
 		})
 	}
 }
@@ -271,6 +301,10 @@ func TestRoutingWarningFromLeaderOnly(t *testing.T) {
 			if !slices.Equal(recorder.uids, step.wantUIDs) {
 				t.Errorf("Events on the UIDs %v, want %v", recorder.uids, step.wantUIDs)
 			}
+			if len(reader.read) != len(step.wantUIDs) {
+				t.Errorf("routes read of %v, for %d Warnings", reader.read, len(step.wantUIDs))
+			}
+			reader.read = nil
 			recorder.drain()
 		})
 	}
@@ -278,31 +312,6 @@ func TestRoutingWarningFromLeaderOnly(t *testing.T) {
 	observer.pass()
 	if want := []types.UID{"uid-not-in-the-lister-yet"}; !slices.Equal(recorder.uids, want) {
 		t.Errorf("Events on the UIDs %v once the lister has the Service, want %v", recorder.uids, want)
-	}
-}
-
-func TestFellBack(t *testing.T) {
-	none := math.MaxInt
-	tests := []struct {
-		name          string
-		before, after []rankedNodes
-		want          int
-	}{
-		{name: "a group falls back", before: []rankedNodes{{0, 3}}, after: []rankedNodes{{1, 3}}, want: 3},
-		{name: "a group comes back", before: []rankedNodes{{1, 3}}, after: []rankedNodes{{0, 3}}},
-		{name: "part of a group strands", before: []rankedNodes{{0, 4}}, after: []rankedNodes{{0, 3}, {none, 1}}, want: 1},
-		{name: "new nodes did not fall", before: []rankedNodes{{0, 2}}, after: []rankedNodes{{0, 2}, {1, 3}}},
-		{name: "a new group did not fall", after: []rankedNodes{{2, 1}}},
-		{name: "one falls as another comes back", before: []rankedNodes{{0, 1}, {2, 1}}, after: []rankedNodes{{1, 2}}, want: 1},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			before := routeRanks{groups: map[string][]rankedNodes{"unit=u1": tc.before}}
-			after := routeRanks{groups: map[string][]rankedNodes{"unit=u1": tc.after, "unit=u2": {{0, 9}}}}
-			if got := fellBack(before, after); got != tc.want {
-				t.Errorf("fellBack = %d, want %d", got, tc.want)
-			}
-		})
 	}
 }
 
