@@ -15,7 +15,7 @@ FUZZ_TIME ?= 20000x
 # How long make soak churns (make test runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
+.PHONY: all build lint-chart prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -33,7 +33,8 @@ build:
 prereqs:
 	hack/prereqs.sh
 
-## tools: build etcd, kube-apiserver and kube-proxy v1.37.2 from the Go module proxy (once).
+## tools: build etcd, kube-apiserver, kube-proxy and kubectl v1.37.2, and helm v3.22.0,
+## from the Go module proxy (once).
 tools:
 	hack/build-tools.sh
 
@@ -42,12 +43,21 @@ run: prereqs tools build
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
-## test: unit tests (with -race), the fuzz targets for a bounded time and the
+## test: helm lint of the chart, unit tests (with -race), the fuzz targets for a bounded time and the
 ## end-to-end suite against a real control plane.
-test: prereqs test-unit test-fuzz test-e2e test-scale
+test: prereqs lint-chart test-unit test-fuzz test-e2e test-scale
 
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
+
+## lint-chart: helm lint --strict of artifacts/charts/gridview with its default
+## values and with each values file of its ci/ (the HA, external-etcd one).
+lint-chart: tools
+	$(BIN_DIR)/helm lint --strict artifacts/charts/gridview
+	@set -e; for values in artifacts/charts/gridview/ci/*.yaml; do \
+		echo "$(BIN_DIR)/helm lint --strict artifacts/charts/gridview -f $$values"; \
+		$(BIN_DIR)/helm lint --strict artifacts/charts/gridview -f $$values; \
+	done
 
 ## test-fuzz: every fuzz target under pkg/ (func FuzzX in a _test.go file),
 ## FUZZ_TIME executions each; go test fuzzes one target per run.
