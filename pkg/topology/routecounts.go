@@ -77,7 +77,7 @@ func (e *Engine) RouteCounts(svc types.NamespacedName) (RouteCounts, error) {
 }
 
 // add counts nodes that route alike: RouteCounts is a routeSink.
-func (c *RouteCounts) add(_ []byte, _ map[string]string, rt routing, nodes int, _ []string) {
+func (c *RouteCounts) add(_ string, _ map[string]string, rt routing, nodes int, _ []string) {
 	switch rt.position {
 	case PositionLocal:
 		c.Local += nodes

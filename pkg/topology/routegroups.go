@@ -26,8 +26,9 @@ import (
 // routeSink takes the sets of nodes that route alike as visitRoutes finds
 // them: values are their label values as nodeGroups reads them, labels those
 // of their first node by name, samples their first nodes by name, sorted.
+// Shared: labels and samples are the engine's.
 type routeSink interface {
-	add(values []byte, labels map[string]string, rt routing, nodes int, samples []string)
+	add(values string, labels map[string]string, rt routing, nodes int, samples []string)
 }
 
 // visitRoutes visits one node of each group of the policy's grouping, whose
@@ -41,10 +42,8 @@ func (e *Engine) visitRoutes(svc types.NamespacedName, sv *serviceViews, nodes [
 		e.sameNodeGroups(b, svc, nodes, sink)
 		return
 	}
-	var values []byte
-	for id, group := range grouping.groups {
+	for values, group := range grouping.groups {
 		labels, n := e.nodes[group[0]], min(len(group), sampleNodes)
-		values = append(values[:0], id...)
 		// Shared: groups are replaced, never modified.
 		sink.add(values, labels, b.route(group[0], labels), len(group), group[:n:n])
 	}
@@ -73,7 +72,7 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		if labels, known := e.nodes[node]; known {
 			values = by.valuesOf(labels, values[:0])
 			localIn[string(values)]++
-			sink.add(values, labels, b.route(node, labels), 1, []string{node})
+			sink.add(string(values), labels, b.route(node, labels), 1, []string{node})
 		}
 	}
 	if groups == nil && len(by.keys) == 1 && e.byLabel.labelled[by.keys[0]] == len(e.nodes) {
@@ -82,7 +81,7 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 			if samples := smallest(group, local); len(samples) > 0 {
 				labels := e.nodes[samples[0]]
 				values = by.valuesOf(labels, values[:0])
-				sink.add(values, labels, b.route(samples[0], labels), group.Len()-localIn[string(values)], samples)
+				sink.add(string(values), labels, b.route(samples[0], labels), group.Len()-localIn[string(values)], samples)
 			}
 		}
 		return
@@ -111,8 +110,7 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		}
 		for id, g := range byValues {
 			labels := e.nodes[g.samples[0]]
-			values = append(values[:0], id...)
-			sink.add(values, labels, b.route(g.samples[0], labels), g.nodes, g.samples)
+			sink.add(id, labels, b.route(g.samples[0], labels), g.nodes, g.samples)
 		}
 		return
 	}
@@ -128,8 +126,7 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 		}
 		if len(samples) > 0 {
 			labels := e.nodes[samples[0]]
-			values = append(values[:0], id...)
-			sink.add(values, labels, b.route(samples[0], labels), len(group)-localIn[id], samples)
+			sink.add(id, labels, b.route(samples[0], labels), len(group)-localIn[id], samples)
 		}
 	}
 }

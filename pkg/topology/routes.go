@@ -84,9 +84,13 @@ func (e *Engine) Routes(svc types.NamespacedName) (Routes, error) {
 
 // routeGroups groups the nodes by their label values and position.
 func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes []string) []RouteGroup {
-	set := &routeSet{keys: labelKeys(sv.policy), byRoute: map[string]int{}}
+	set := &routeSet{}
+	if grouping := e.grouping(sv.policy); grouping != nil {
+		// One group each.
+		set.all = make([]routeGroup, 0, len(grouping.groups))
+	}
 	e.visitRoutes(svc, sv, nodes, set)
-	all := set.all
+	all, keys := set.all, labelKeys(sv.policy)
 	// Sorted by index: a routeGroup is large to move.
 	order := make([]int, len(all))
 	for i := range order {
@@ -95,9 +99,21 @@ func (e *Engine) routeGroups(svc types.NamespacedName, sv *serviceViews, nodes [
 	slices.SortFunc(order, func(i, j int) int {
 		return cmp.Or(strings.Compare(all[i].values, all[j].values), cmp.Compare(all[i].rank, all[j].rank))
 	})
-	out := make([]RouteGroup, len(all))
+	out := make([]RouteGroup, 0, len(all))
 	for i, j := range order {
-		out[i] = all[j].group
+		// A rank stands for one position of the policy.
+		if i > 0 && all[j].values == all[order[i-1]].values && all[j].rank == all[order[i-1]].rank {
+			out[len(out)-1].merge(&all[j].group)
+			continue
+		}
+		g := all[j].group
+		g.Labels = make(map[string]string, len(keys))
+		for _, key := range keys {
+			if value, ok := all[j].labels[key]; ok {
+				g.Labels[key] = value
+			}
+		}
+		out = append(out, g)
 	}
 	return out
 }
@@ -108,49 +124,34 @@ type routeGroup struct {
 	// sort as the labels in key order.
 	values string
 	// rank orders positions: the chosen key's index, none last.
-	rank  int
-	group RouteGroup
+	rank int
+	// labels are those of a node of the group, to read its Labels from.
+	labels map[string]string
+	group  RouteGroup
 }
 
-func newRouteGroup(values string, keys []string, labels map[string]string, rt routing) routeGroup {
-	g := routeGroup{values: values, rank: rt.rank, group: RouteGroup{
-		Labels: make(map[string]string, len(keys)), Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
-	}}
-	for _, key := range keys {
-		if value, ok := labels[key]; ok {
-			g.group.Labels[key] = value
-		}
-	}
-	return g
-}
-
-// routeSet gathers route groups by label values and position: a routeSink.
+// routeSet gathers the sets of nodes that route alike, one group each: a
+// routeSink. Where the node itself is a tier, several sets may share their
+// label values and position, which routeGroups merges.
 type routeSet struct {
-	keys    []string
-	all     []routeGroup
-	byRoute map[string]int
-	id      []byte
+	all []routeGroup
 }
 
-// add adds nodes that share label values and route alike. A group counts
-// the ready addresses of its first node by name.
-func (s *routeSet) add(values []byte, labels map[string]string, rt routing, nodes int, samples []string) {
-	s.id = append(append(s.id[:0], values...), rt.position...)
-	i, ok := s.byRoute[string(s.id)]
-	if !ok {
-		s.byRoute[string(s.id)] = len(s.all)
-		g := newRouteGroup(string(values), s.keys, labels, rt)
-		g.group.Nodes, g.group.SampleNodes = nodes, samples
-		s.all = append(s.all, g)
-		return
+func (s *routeSet) add(values string, labels map[string]string, rt routing, nodes int, samples []string) {
+	s.all = append(s.all, routeGroup{values: values, rank: rt.rank, labels: labels, group: RouteGroup{
+		Nodes: nodes, SampleNodes: samples, Position: rt.position, ChosenKey: rt.key, ChosenValue: rt.value, Ready: rt.ready,
+	}})
+}
+
+// merge adds the nodes of another group of the same labels and position.
+// A group counts the ready addresses of its first node by name.
+func (g *RouteGroup) merge(other *RouteGroup) {
+	if other.SampleNodes[0] < g.SampleNodes[0] {
+		g.Ready = other.Ready
 	}
-	g := &s.all[i].group
-	if samples[0] < g.SampleNodes[0] {
-		g.Ready = rt.ready
-	}
-	g.Nodes += nodes
+	g.Nodes += other.Nodes
 	// Clipped: the samples it holds may be a grouping's.
-	g.SampleNodes = append(slices.Clip(g.SampleNodes), samples...)
+	g.SampleNodes = append(slices.Clip(g.SampleNodes), other.SampleNodes...)
 	slices.Sort(g.SampleNodes)
 	g.SampleNodes = g.SampleNodes[:min(len(g.SampleNodes), sampleNodes)]
 }
