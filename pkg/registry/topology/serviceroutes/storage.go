@@ -21,6 +21,7 @@ package serviceroutes
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -50,6 +51,8 @@ var (
 // Router computes the routes of a Service from the current views.
 type Router interface {
 	Routes(svc types.NamespacedName) (topologyengine.Routes, error)
+	// RouteCounts counts the nodes of a Service by route, cached.
+	RouteCounts(svc types.NamespacedName) (topologyengine.RouteCounts, error)
 	// RoutedServices returns the Services that have views, sorted.
 	RoutedServices() []types.NamespacedName
 }
@@ -80,9 +83,12 @@ func (s *storage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (r
 	return object(namespace, name, routes), nil
 }
 
-// List computes the routes of every Service of the namespace, or of all: each
-// Service apart, so that a list of thousands never holds the views' lock
-// for long. A Service that goes meanwhile is left out.
+// List counts the routes of every Service of the namespace, or of all: one
+// group per route, without labels, as a list of thousands of Services with
+// thousands of groups each would not fit in memory (a get names the
+// groups). Each Service is read apart, from counts the views cache, so that
+// a list never holds the views' lock for long; a Service that goes meanwhile
+// is left out, and a client that gives up stops the list.
 func (s *storage) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
 	if opts != nil && opts.LabelSelector != nil && !opts.LabelSelector.Empty() {
 		return nil, apierrors.NewBadRequest("labelSelector: serviceroutes have no labels; select by metadata.name with fieldSelector")
@@ -96,16 +102,28 @@ func (s *storage) List(ctx context.Context, opts *metainternalversion.ListOption
 		if opts != nil && opts.FieldSelector != nil && !opts.FieldSelector.Matches(fields.Set{"metadata.name": svc.Name, "metadata.namespace": svc.Namespace}) {
 			continue
 		}
-		routes, err := s.routes.Routes(svc)
+		if err := ctx.Err(); err != nil {
+			return nil, apierrors.NewTimeoutError(fmt.Sprintf("listing serviceroutes: %v", err), 0)
+		}
+		counts, err := s.routes.RouteCounts(svc)
 		switch {
 		case apierrors.IsNotFound(err):
 			continue
 		case err != nil:
 			return nil, err
 		}
-		list.Items = append(list.Items, *object(svc.Namespace, svc.Name, routes))
+		list.Items = append(list.Items, *summary(svc, counts))
 	}
 	return list, nil
+}
+
+// summary is a Service's routes with one group per route.
+func summary(svc types.NamespacedName, c topologyengine.RouteCounts) *topology.ServiceRoutes {
+	out := object(svc.Namespace, svc.Name, topologyengine.Routes{Rule: c.Rule, Mode: c.Mode, Keys: c.Keys, Nodes: c.Nodes, Ready: c.Ready, Total: c.Total})
+	for route, nodes := range c.ByPosition() {
+		out.Groups = append(out.Groups, topology.RouteGroup{Route: route, Nodes: int32(nodes)})
+	}
+	return out
 }
 
 func object(namespace, name string, r topologyengine.Routes) *topology.ServiceRoutes {

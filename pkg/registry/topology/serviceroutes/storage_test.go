@@ -43,6 +43,14 @@ type fakeRouter struct {
 
 func (f fakeRouter) RoutedServices() []types.NamespacedName { return f.services }
 
+func (f fakeRouter) RouteCounts(svc types.NamespacedName) (topologyengine.RouteCounts, error) {
+	if svc.Name == f.gone {
+		return topologyengine.RouteCounts{}, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, svc.Name)
+	}
+	return topologyengine.RouteCounts{Rule: topologyengine.RuleSuperEdge, Mode: topology.TopologyModeAnyMatch, Keys: []string{"unit", "*"},
+		Nodes: 6, Ready: 4, Total: 5, Local: 3, Fallback: []int{2}, None: 1}, nil
+}
+
 func (f fakeRouter) Routes(svc types.NamespacedName) (topologyengine.Routes, error) {
 	if svc.Name == f.gone {
 		return topologyengine.Routes{}, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, svc.Name)
@@ -87,6 +95,40 @@ func TestList(t *testing.T) {
 			}
 		})
 	}
+	t.Run("items count nodes per route, with the get's row", func(t *testing.T) {
+		ctx := genericapirequest.WithNamespace(context.Background(), "a")
+		storage := NewStorage(router).(*storage)
+		list, err := storage.List(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		item := list.(*topology.ServiceRoutesList).Items[0]
+		if got := fmt.Sprint(item.Groups); got != "[{map[] 3 [] local   0} {map[] 2 [] fallback-1   0} {map[] 1 [] none   0}]" {
+			t.Errorf("groups %s, want one per route", got)
+		}
+		listed, err := storage.ConvertToTable(ctx, list, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := storage.Get(ctx, "web", &metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := storage.ConvertToTable(ctx, obj, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(listed.Rows[0].Cells[:8]) != fmt.Sprint(got.Rows[0].Cells[:8]) {
+			t.Errorf("listed row %v, got row %v", listed.Rows[0].Cells, got.Rows[0].Cells)
+		}
+	})
+	t.Run("a client that gave up stops the list", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := NewStorage(router).(*storage).List(ctx, nil); !apierrors.IsTimeout(err) {
+			t.Errorf("got %v, want a timeout", err)
+		}
+	})
 	t.Run("a label selector is refused, not ignored", func(t *testing.T) {
 		_, err := NewStorage(router).(*storage).List(context.Background(), &metainternalversion.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{"app": "web"})})
 		if !apierrors.IsBadRequest(err) {
