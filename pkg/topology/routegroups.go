@@ -21,6 +21,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
 // routeSink takes the sets of nodes that route alike as visitRoutes finds
@@ -36,7 +38,8 @@ type routeSink interface {
 // set of nodes that share their tiers but that one. Routes and RouteCounts
 // both walk the nodes by it.
 func (e *Engine) visitRoutes(svc types.NamespacedName, sv *serviceViews, nodes []string, sink routeSink) {
-	b := &routeBuilder{sv: sv, bySignature: map[string]routing{}}
+	_, countReady := sink.(*routeSet)
+	b := &routeBuilder{sv: sv, countReady: countReady, bySignature: map[string]routing{}}
 	grouping := e.grouping(sv.policy)
 	if grouping == nil {
 		e.sameNodeGroups(b, svc, nodes, sink)
@@ -131,23 +134,45 @@ func (e *Engine) sameNodeGroups(b *routeBuilder, svc types.NamespacedName, nodes
 	}
 }
 
-// routeBuilder finds where nodes route, once per view signature.
+// routeBuilder finds where nodes route, once per view signature, from the
+// Service's tiers: an ordered Service's ready endpoints are its chosen
+// tiers' counts, so no view is built, which for a Service whose node is a
+// tier would be one per node with an endpoint. An any-match node's ready
+// endpoints, the union of its tiers', need its view, built only when the
+// sink counts them.
 type routeBuilder struct {
 	sv          *serviceViews
+	countReady  bool
 	bySignature map[string]routing
 	viewer      []tier
 	sig         []byte
 }
 
-// route returns where a node routes, from its view.
+// route returns where a node routes.
 func (b *routeBuilder) route(node string, labels map[string]string) routing {
-	var view *View
-	view, b.viewer, b.sig = b.sv.view(node, labels, b.viewer, b.sig)
-	rt, ok := b.bySignature[string(b.sig)]
-	if !ok {
-		rt = routingOf(b.sv.policy, view, b.viewer)
-		b.bySignature[string(b.sig)] = rt
+	p, st := b.sv.policy, b.sv.tiers
+	b.viewer = tiersOf(b.viewer, p, node, labels, true)
+	b.sig = appendSignature(b.sig[:0], p, st, b.viewer)
+	if rt, ok := b.bySignature[string(b.sig)]; ok {
+		return rt
 	}
+	var rt routing
+	if p.mode == topologyapi.TopologyModeOrdered {
+		chosen, widest := st.chosenTiers(b.viewer)
+		rt = routingOf(p, keyAt(p, widest), b.viewer)
+		for family, k := range chosen {
+			if k >= 0 {
+				rt.ready += st.counts[family].count(k, b.viewer[k]).ready
+			}
+		}
+	} else {
+		rt = routingOf(p, st.anyMatched(st.fallingFamilies(b.viewer), b.viewer), b.viewer)
+		if b.countReady {
+			view, _, _ := b.sv.view(node, labels, nil, nil)
+			rt.ready = readyEndpointsIn(view)
+		}
+	}
+	b.bySignature[string(b.sig)] = rt
 	return rt
 }
 

@@ -42,7 +42,7 @@ type RouteGroup struct {
 	// for none, or for every endpoint of a Service that is not pruned; the
 	// value is "" for "*" and for the same-node key, each node's own.
 	ChosenKey, ChosenValue string
-	// Ready counts the ready addresses a node of the group routes to, its
+	// Ready counts the ready endpoints a node of the group routes to, its
 	// first node's where the same-node key makes them differ.
 	Ready int
 }
@@ -73,9 +73,8 @@ func (e *Engine) Routes(svc types.NamespacedName) (Routes, error) {
 	switch {
 	case len(nodes) == 0:
 	case sv.uniform():
-		view, _, _ := sv.view(nodes[0], e.nodes[nodes[0]], nil, nil)
 		samples := slices.Clone(nodes[:min(len(nodes), sampleNodes)])
-		out.Groups = []RouteGroup{{Nodes: len(nodes), SampleNodes: samples, Position: PositionAll, Ready: len(readyAddresses(view))}}
+		out.Groups = []RouteGroup{{Nodes: len(nodes), SampleNodes: samples, Position: PositionAll, Ready: out.Ready}}
 	default:
 		out.Groups = e.routeGroups(svc, sv, nodes)
 	}
@@ -163,10 +162,11 @@ type routing struct {
 	rank, ready int
 }
 
-// routingOf reads where a node routes from its view of a pruned Service.
-func routingOf(p policy, view *View, viewer []tier) routing {
-	rt := routing{position: position(p, view.Topology.MatchedKey), rank: len(p.keys), ready: len(readyAddresses(view))}
-	if k := slices.Index(p.keys, view.Topology.MatchedKey); k >= 0 {
+// routingOf is where a node of a pruned Service routes, given the key its
+// view shows matched, but for the ready endpoints.
+func routingOf(p policy, matched string, viewer []tier) routing {
+	rt := routing{position: position(p, matched), rank: len(p.keys)}
+	if k := slices.Index(p.keys, matched); k >= 0 {
 		rt.key, rt.rank = p.keys[k], k
 		if !isSameNode(p, rt.key) {
 			rt.value = viewer[k].value
@@ -193,6 +193,19 @@ func position(p policy, matched string) string {
 	default:
 		return PositionLocal
 	}
+}
+
+// readyEndpointsIn counts the ready endpoints of a view.
+func readyEndpointsIn(v *View) int {
+	n := 0
+	for _, slice := range v.Slices {
+		for i := range slice.Endpoints {
+			if Ready(&slice.Endpoints[i]) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // readyAddresses returns the ready addresses of a view, sorted, each once.

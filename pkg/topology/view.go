@@ -93,12 +93,7 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 	switch p.mode {
 	case topologyapi.TopologyModeAnyMatch:
 		falling := st.fallingFamilies(viewer)
-		switch k := st.firstHeld(viewer); {
-		case len(falling) > 0:
-			view.Topology.MatchedKey = KeyAny
-		case k >= 0:
-			view.Topology.MatchedKey = p.keys[k]
-		}
+		view.Topology.MatchedKey = st.anyMatched(falling, viewer)
 		view.Slices = prune(source, st, func(family discoveryv1.AddressType, tiers []tier) bool {
 			if falling[family] {
 				return true
@@ -112,9 +107,7 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 		})
 	case topologyapi.TopologyModeOrdered:
 		chosen, widest := st.chosenTiers(viewer)
-		if widest >= 0 {
-			view.Topology.MatchedKey = p.keys[widest]
-		}
+		view.Topology.MatchedKey = keyAt(p, widest)
 		view.Slices = prune(source, st, func(family discoveryv1.AddressType, tiers []tier) bool {
 			k, ok := chosen[family]
 			return ok && k >= 0 && tiers[k].meets(viewer[k])
@@ -123,6 +116,24 @@ func computeView(p policy, source []*endpointSlice, st *serviceTiers, viewer []t
 		view.Slices = unpruned(source)
 	}
 	return view
+}
+
+// anyMatched is the key an any-match node's view shows matched: "*" when it
+// falls back in a family, else its first tier holding an endpoint; "" for
+// none.
+func (st *serviceTiers) anyMatched(falling map[discoveryv1.AddressType]bool, viewer []tier) string {
+	if len(falling) > 0 {
+		return KeyAny
+	}
+	return keyAt(st.policy, st.firstHeld(viewer))
+}
+
+// keyAt is a policy's k-th key, "" for k < 0.
+func keyAt(p policy, k int) string {
+	if k < 0 {
+		return ""
+	}
+	return p.keys[k]
 }
 
 // Ready reads an unset ready condition as ready, as discovery/v1 says to.
