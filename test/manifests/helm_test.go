@@ -136,6 +136,25 @@ func TestChartHAValues(t *testing.T) {
 	}
 }
 
+// Installed elsewhere than gridview-system, the chart names the release's
+// namespace wherever artifacts/deploy names gridview-system: in subjects,
+// the APIService's Service, the flags and the certificate's DNS names.
+func TestChartInAnotherNamespace(t *testing.T) {
+	for _, set := range []string{"wrapper.enabled=true,createNamespace=true", "servingCert.certManager=true"} {
+		t.Run(set, func(t *testing.T) {
+			rendered, err := helmTemplate(t, "edge-gridview", "--set", set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range rendered {
+				if text := fmt.Sprint(m.raw); strings.Contains(text, "gridview-system") {
+					t.Errorf("%s names gridview-system: %s", m, text)
+				}
+			}
+		})
+	}
+}
+
 func TestChartFollowsVERSION(t *testing.T) {
 	version, err := os.ReadFile(filepath.Join("..", "..", "VERSION"))
 	if err != nil {
