@@ -66,7 +66,13 @@ type RoutingObserver struct {
 	// announced those of them this replica sent the Warning for while they
 	// were stranded.
 	stranded, announced sets.Set[types.NamespacedName]
+	// routed are the rule and route pairs of the gridview_routing_nodes
+	// series the last pass set.
+	routed map[ruleRoute]int
 }
+
+// ruleRoute labels a gridview_routing_nodes series.
+type ruleRoute struct{ rule, route string }
 
 // astrayNodes is how many nodes of a Service routed to a fallback tier or
 // to none, under which rule and keys.
@@ -103,7 +109,6 @@ func (o *RoutingObserver) Run(ctx context.Context, interval time.Duration) {
 // changes, so a pass in a steady state computes almost nothing.
 func (o *RoutingObserver) pass() {
 	start := time.Now()
-	type ruleRoute struct{ rule, route string }
 	nodes := map[ruleRoute]int{}
 	astray := make(map[types.NamespacedName]astrayNodes, len(o.astray))
 	stranded := sets.New[types.NamespacedName]()
@@ -136,10 +141,17 @@ func (o *RoutingObserver) pass() {
 	}
 	// A Service that left the state is announced again when it re-enters.
 	o.astray, o.stranded, o.announced = astray, stranded, o.announced.Intersection(stranded)
-	routingNodes.Reset()
+	// Series are overwritten and those gone deleted, never reset, so that a
+	// scrape during a pass sees no empty gauges.
 	for key, n := range nodes {
 		routingNodes.WithLabelValues(key.rule, key.route).Set(float64(n))
 	}
+	for key := range o.routed {
+		if _, ok := nodes[key]; !ok {
+			routingNodes.DeleteLabelValues(key.rule, key.route)
+		}
+	}
+	o.routed = nodes
 	routingPassSeconds.Observe(time.Since(start).Seconds())
 	routingLastPass.SetToCurrentTime()
 }
