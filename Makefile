@@ -15,7 +15,7 @@ FUZZ_TIME ?= 20000x
 # How long make soak churns (make test runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build lint-chart prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
+.PHONY: all build lint-chart images push verify-images prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -26,6 +26,29 @@ build:
 	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
 	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
 	go build -o $(BIN_DIR)/kubectl-gridview ./cmd/kubectl-gridview
+
+IMAGES_DIR := $(CURDIR)/_output/images
+
+## images: OCI images of gridview-apiserver, gridview-wrapper and kubectl-gridview,
+## one image index each for linux/amd64 and linux/arm64, built without a container
+## runtime into _output/images (layouts, oci-archives for ctr, docker tarballs) and
+## tagged with VERSION; prints the tag and the digests. The local cluster runs
+## gridview-apiserver from the amd64 image.
+images:
+	go build -o $(BIN_DIR)/images ./hack/images
+	$(BIN_DIR)/images build --out $(IMAGES_DIR)
+
+## push: push the images of `make images` to REGISTRY/NAME:VERSION, e.g.
+## make push REGISTRY=ghcr.io/gridview (credentials from docker's config).
+push: images
+	$(BIN_DIR)/images push --out $(IMAGES_DIR) --registry "$(REGISTRY)"
+
+## verify-images: build the images again into _output/images-again and compare
+## the digests with make images': the same sources must give the same images.
+verify-images: images
+	$(BIN_DIR)/images build --out $(CURDIR)/_output/images-again >/dev/null
+	diff $(IMAGES_DIR)/digests.txt $(CURDIR)/_output/images-again/digests.txt
+	@echo "verify-images: both builds gave the same digests"
 
 ## prereqs: check (and, as root, install from Debian) what run and test need
 ## beyond Go: root, iproute2, nftables, curl, protoc (for make update and verify).
@@ -39,13 +62,13 @@ tools:
 	hack/build-tools.sh
 
 ## run: start a local control plane with gridview-apiserver and a demo; Ctrl-C stops it.
-run: prereqs tools build
+run: prereqs tools build images
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
 ## test: helm lint of the chart, unit tests (with -race), the fuzz targets for a bounded time and the
 ## end-to-end suite against a real control plane.
-test: prereqs lint-chart test-unit test-fuzz test-e2e test-scale
+test: prereqs lint-chart test-unit test-fuzz verify-images test-e2e test-scale
 
 test-unit:
 	go test -race -count=1 $(UNIT_PACKAGES)
@@ -69,11 +92,11 @@ test-fuzz:
 		done; \
 	done
 
-test-e2e: prereqs tools build
+test-e2e: prereqs tools build images
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
 
 ## soak: the soak test (200 node informers through churn) for SOAK_DURATION.
-soak: prereqs tools build
+soak: prereqs tools build images
 	GRIDVIEW_BIN_DIR=$(BIN_DIR) GRIDVIEW_SOAK_DURATION=$(SOAK_DURATION) go test -count=1 -timeout 60m -v -run '^TestSoak' ./test/e2e/
 
 ## scale: the scale harness (test/scale): a local control plane, the edge-10k
@@ -82,12 +105,12 @@ soak: prereqs tools build
 ## WATCHERS=N (default 2000), SEED=N; SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT and
 ## SCALE_CURRENT_TIMEOUT from the environment. Fails only on harness errors.
 SCALE ?= edge-10k
-scale: prereqs tools build
+scale: prereqs tools build images
 	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScale$$' ./test/scale/
 
 # test-scale: the harness at edge-1k, every node watched, failing when a view
 # is wrong or a resume gets 410, so it never rots.
-test-scale: prereqs tools build
+test-scale: prereqs tools build images
 	SCALE=edge-1k WATCHERS=1000 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale$$' ./test/scale/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport

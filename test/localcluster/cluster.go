@@ -57,6 +57,8 @@ type Cluster struct {
 	pki     *pki
 	net     *network
 	applier *applier
+	// gridviewBinary is gridview-apiserver, extracted from its image.
+	gridviewBinary string
 
 	stopOnce sync.Once
 	stopErr  error
@@ -95,6 +97,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			err = errors.Join(err, c.Stop())
 		}
 	}()
+	binary, origin, err := extractGridviewBinary(gridviewImageLayout(opts.RepoRoot), filepath.Join(opts.WorkDir, "bin"))
+	if err != nil {
+		return nil, err
+	}
+	c.gridviewBinary = binary
+	opts.Logf("gridview-apiserver is the binary of the image %s", origin)
 
 	network, err := createNetwork(ctx, opts.Logf)
 	if err != nil {

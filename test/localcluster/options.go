@@ -46,7 +46,9 @@ const modulePath = "github.com/gridview/gridview"
 
 // Options configures Start. The zero value is usable.
 type Options struct {
-	// BinDir holds etcd, kube-apiserver, kube-proxy and gridview-apiserver.
+	// BinDir holds etcd, kube-apiserver, kube-proxy and gridview-wrapper;
+	// gridview-apiserver comes from its image, which `make images` writes to
+	// $GRIDVIEW_IMAGES_DIR, else <RepoRoot>/_output/images.
 	// Default: $GRIDVIEW_BIN_DIR (as set by `make test-e2e`), else
 	// <repo>/_output/bin.
 	BinDir string
@@ -180,8 +182,10 @@ func Preflight(binDir string) error {
 			problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", tool, binDir))
 		}
 	}
-	if !isExecutable(filepath.Join(binDir, "gridview-apiserver")) {
-		problems = append(problems, fmt.Errorf("gridview-apiserver not found in %s: run `make build`", binDir))
+	if root, err := FindRepoRoot(); err != nil {
+		problems = append(problems, err)
+	} else if image := gridviewImageLayout(root); !isRegular(filepath.Join(image, "index.json")) {
+		problems = append(problems, fmt.Errorf("gridview-apiserver's image not found in %s: run `make images`", image))
 	}
 	if os.Geteuid() != 0 {
 		problems = append(problems, errors.New("network namespaces need root: run as root"))
@@ -193,6 +197,11 @@ func Preflight(binDir string) error {
 		return fmt.Errorf("local cluster preflight failed:\n%w", err)
 	}
 	return nil
+}
+
+func isRegular(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular()
 }
 
 func isExecutable(path string) bool {

@@ -123,7 +123,7 @@ func (r *GridviewReplica) Start(ctx context.Context) error {
 	if running {
 		return fmt.Errorf("%s is already running: stop it first", r.Name)
 	}
-	argv := []string{"ip", "netns", "exec", r.Netns, filepath.Join(c.opts.BinDir, "gridview-apiserver"),
+	argv := []string{"ip", "netns", "exec", r.Netns, c.gridviewBinary,
 		"--bind-address", r.IP.String(),
 		"--secure-port", strconv.Itoa(gridviewPort),
 		"--kubeconfig", c.GridviewKubeconfig,
