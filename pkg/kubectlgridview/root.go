@@ -73,9 +73,12 @@ node routes a Service where it does, and where every group of nodes routes it.
   explain NODE SERVICE   why NODE routes SERVICE's traffic where it does (what-ifs: --label, --unready)
   routes SERVICE         one row per group of nodes that route SERVICE alike
   map SERVICE -o svg     a picture of the groups and where their traffic goes (svg, dot or html)
+  migrate superedge      hand SuperEdge's ServiceGrids and their Services over to gridview
+                         (a dry run unless --apply)
 
-Every command is about one Service in one namespace (-n, else the context's), so
-there is no -A/--all-namespaces. Connection flags (--kubeconfig, --context,
+explain, routes and map are about one Service in one namespace (-n, else the
+context's), so they take no -A/--all-namespaces; migrate takes -n or -A.
+Connection flags (--kubeconfig, --context,
 --server, ...) work as kubectl's.
 
 Completion: "kubectl gridview completion bash" writes a script for the
@@ -90,7 +93,7 @@ kubectl_complete-gridview to kubectl-gridview on PATH:
 	cmd.SetOut(o.streams.Out)
 	cmd.SetErr(o.streams.ErrOut)
 	o.configFlags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newExplainCommand(o), newRoutesCommand(o), newMapCommand(o))
+	cmd.AddCommand(newExplainCommand(o), newRoutesCommand(o), newMapCommand(o), newMigrateCommand(o))
 	return cmd
 }
 
