@@ -78,8 +78,7 @@ node routes a Service where it does, and where every group of nodes routes it.
 
 explain, routes and map are about one Service in one namespace (-n, else the
 context's), so they take no -A/--all-namespaces; migrate takes -n or -A.
-Connection flags (--kubeconfig, --context,
---server, ...) work as kubectl's.
+Connection flags (--kubeconfig, --context, --server, ...) work as kubectl's.
 
 Completion: "kubectl gridview completion bash" writes a script for the
 kubectl-gridview binary; for "kubectl gridview <TAB>" (kubectl 1.26+), link

@@ -37,7 +37,7 @@ func TestHelp(t *testing.T) {
 		"routes      List where every group of nodes routes",
 		"map         Draw where every group of nodes routes",
 		"completion  Generate the autocompletion script",
-		"there is no -A/--all-namespaces",
+		"they take no -A/--all-namespaces",
 		"--kubeconfig string", "--context string", "-n, --namespace string",
 	} {
 		if !strings.Contains(out, want) {
