@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -79,4 +80,32 @@ func TestACutOffWatcherGetsNothingPastTheCut(t *testing.T) {
 			t.Fatalf("the watcher received %q: %s follows resourceVersion %d, so its client would resume past changes it never got", got, e, last)
 		}
 	}
+}
+
+// A backlog waits in the result channel, so that the apiserver's watch
+// handler, which flushes only once that channel is empty, writes it at once.
+func TestABacklogWaitsInTheResultChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := testStream(100)
+		w, err := s.Watch(t.Context(), everything{}, WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for rv := uint64(2); rv < 2+2*resultBuffer; rv++ {
+			object := configMap("yes")
+			object.ResourceVersion = strconv.FormatUint(rv, 10)
+			s.Publish(&Event{RV: rv, Object: object})
+		}
+		synctest.Wait()
+		if got := len(w.ResultChan()); got != resultBuffer {
+			t.Fatalf("%d events wait in the result channel, want %d", got, resultBuffer)
+		}
+		for rv := uint64(2); rv < 2+2*resultBuffer; rv++ {
+			e := <-w.ResultChan()
+			if got := e.Object.(*corev1.ConfigMap).ResourceVersion; got != strconv.FormatUint(rv, 10) {
+				t.Fatalf("event of resourceVersion %s, want %d", got, rv)
+			}
+		}
+	})
 }
