@@ -102,7 +102,7 @@ soak: prereqs tools build images
 ## scale: the scale harness (test/scale): a local control plane, the edge-10k
 ## scenario written through kube-apiserver while node watchers follow, one
 ## table of the figures against issue 12's targets. SCALE=edge-1k|edge-10k,
-## WATCHERS=N (default 2000), SEED=N; SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT and
+## WATCHERS=N (default 2000), SEED=N; SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT, SCALE_PROFILE_DIR and
 ## SCALE_CURRENT_TIMEOUT from the environment. Fails only on harness errors.
 SCALE ?= edge-10k
 scale: prereqs tools build images

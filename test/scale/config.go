@@ -47,6 +47,10 @@ type Config struct {
 	// Encoding (SCALE_ENCODING) is what watchers read: protobuf, as
 	// gridview-wrapper does (default), or json.
 	Encoding string
+	// ProfileDir (SCALE_PROFILE_DIR), when set, receives CPU profiles of
+	// gridview-apiserver and kube-apiserver taken through the ingest and
+	// heap profiles of gridview-apiserver once written and once current.
+	ProfileDir string
 }
 
 // ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
@@ -62,6 +66,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	}
 	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2, RSSLimit: 8 << 30}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
+	cfg.ProfileDir = os.Getenv("SCALE_PROFILE_DIR")
 	for _, v := range []struct {
 		env string
 		set func(string) error

@@ -190,9 +190,11 @@ func (h *Harness) ingest(ctx context.Context) error {
 		}
 	}
 	totals := h.expected()
+	stopProfiles := h.profileIngest(ctx)
 	start := time.Now()
 	for _, phase := range [][]job{nodes, services, slicesJobs} {
 		if err := runJobs(ctx, phase); err != nil {
+			stopProfiles()
 			return fmt.Errorf("writing the scenario: %w", err)
 		}
 	}
@@ -200,7 +202,10 @@ func (h *Harness) ingest(ctx context.Context) error {
 	h.R.Objects = len(nodes) + len(services) + len(slicesJobs)
 	h.R.WriteTime = lastWrite.Sub(start)
 	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
+	h.saveHeapProfile(ctx, "written")
 	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
+	stopProfiles()
+	h.saveHeapProfile(ctx, "current")
 	after, err := h.proc()
 	if err != nil {
 		return err

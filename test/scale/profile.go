@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// profileWindow is the length of each CPU profile taken through the ingest,
+// in seconds: a profile covers only whole windows, so the last one, cut off
+// once views are current, is lost.
+const profileWindow = 30
+
+// profileIngest takes CPU profiles of gridview-apiserver and kube-apiserver
+// one window after the other until stop is called, when Config.ProfileDir
+// asks for them. Profiles are the servers' own /debug/pprof.
+func (h *Harness) profileIngest(ctx context.Context) (stop func()) {
+	if h.cfg.ProfileDir == "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for name, cfg := range map[string]*rest.Config{"gridview-apiserver": h.cluster.GridviewConfig(), "kube-apiserver": h.cluster.AdminConfig} {
+		wg.Go(func() {
+			for window := 0; ctx.Err() == nil; window++ {
+				file := fmt.Sprintf("ingest-cpu-%s-%02d.pb.gz", name, window)
+				if err := h.saveProfile(ctx, cfg, "/debug/pprof/profile", profileWindow, file); err != nil && ctx.Err() == nil {
+					h.logf("profile %s: %v", file, err)
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// saveHeapProfile saves gridview-apiserver's heap profile as heap-<when>.pb.gz,
+// when Config.ProfileDir asks for it.
+func (h *Harness) saveHeapProfile(ctx context.Context, when string) {
+	if h.cfg.ProfileDir == "" {
+		return
+	}
+	file := "heap-" + when + ".pb.gz"
+	if err := h.saveProfile(ctx, h.cluster.GridviewConfig(), "/debug/pprof/heap", 0, file); err != nil {
+		h.logf("profile %s: %v", file, err)
+	}
+}
+
+// saveProfile saves a profile of path: for seconds when it is a CPU profile.
+func (h *Harness) saveProfile(ctx context.Context, cfg *rest.Config, path string, seconds int, file string) error {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	req := client.Discovery().RESTClient().Get().AbsPath(path)
+	if seconds > 0 {
+		req = req.Param("seconds", strconv.Itoa(seconds))
+	}
+	data, err := req.DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
+	}
+	if err := os.MkdirAll(h.cfg.ProfileDir, 0o755); err != nil {
+		return err
+	}
+	out := filepath.Join(h.cfg.ProfileDir, file)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		return err
+	}
+	h.logf("profile saved: %s", out)
+	return nil
+}
