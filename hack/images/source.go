@@ -48,7 +48,8 @@ func presentCommands(root string) []string {
 }
 
 // readMetadata takes the version from root/VERSION and the revision and
-// creation time from git's HEAD; SOURCE_DATE_EPOCH, as reproducible
+// creation time from git's HEAD, the revision marked -dirty when the work
+// tree differs from it; SOURCE_DATE_EPOCH, as reproducible
 // builds define it, overrides the commit time.
 func readMetadata(root, source string) (metadata, error) {
 	meta := metadata{Source: source}
@@ -62,6 +63,15 @@ func readMetadata(root, source string) (metadata, error) {
 	}
 	if meta.Revision, err = git(root, "rev-parse", "HEAD"); err != nil {
 		return meta, err
+	}
+	// Binaries built from changes not committed are not the commit's: the
+	// label says so rather than claim a revision they do not match.
+	status, err := git(root, "status", "--porcelain")
+	if err != nil {
+		return meta, err
+	}
+	if status != "" {
+		meta.Revision += "-dirty"
 	}
 	epoch := os.Getenv("SOURCE_DATE_EPOCH")
 	if epoch == "" {

@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,10 +52,12 @@ func TestReadMetadata(t *testing.T) {
 	commitTime := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for name, tc := range map[string]struct {
 		version, sourceDateEpoch string
+		uncommitted              bool
 		wantCreated              time.Time
 		wantErr                  bool
 	}{
 		"commit time":              {version: "v0.1.0", wantCreated: commitTime},
+		"uncommitted changes":      {version: "v0.1.0", uncommitted: true, wantCreated: commitTime},
 		"SOURCE_DATE_EPOCH":        {version: "v0.1.0-rc.1", sourceDateEpoch: "1700000000", wantCreated: time.Unix(1700000000, 0)},
 		"SOURCE_DATE_EPOCH broken": {version: "v0.1.0", sourceDateEpoch: "yesterday", wantErr: true},
 		"latest is no version":     {version: "latest", wantErr: true},
@@ -62,6 +65,11 @@ func TestReadMetadata(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := gitRepo(t, tc.version)
+			if tc.uncommitted {
+				if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			t.Setenv("SOURCE_DATE_EPOCH", tc.sourceDateEpoch)
 			meta, err := readMetadata(dir, "https://example.com/src")
 			if tc.wantErr {
@@ -73,8 +81,9 @@ func TestReadMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if meta.Version != tc.version || len(meta.Revision) != 40 || !meta.Created.Equal(tc.wantCreated) || meta.Source != "https://example.com/src" {
-				t.Errorf("got %+v, want version %s, a commit and created %s", meta, tc.version, tc.wantCreated)
+			commit, dirty := strings.CutSuffix(meta.Revision, "-dirty")
+			if meta.Version != tc.version || len(commit) != 40 || dirty != tc.uncommitted || !meta.Created.Equal(tc.wantCreated) || meta.Source != "https://example.com/src" {
+				t.Errorf("got %+v, want version %s, a commit (-dirty: %t) and created %s", meta, tc.version, tc.uncommitted, tc.wantCreated)
 			}
 		})
 	}
