@@ -18,10 +18,12 @@ package manifests
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -34,38 +36,41 @@ var (
 	helmAnnotations = []string{"helm.sh/resource-policy"}
 )
 
+// leftToOperator is the one object the kustomize install has that the chart
+// leaves to the operator: the release's namespace, which the chart's README
+// says to create and label beforehand. Helm stores the release in that
+// namespace before it creates any of the chart's objects (helm/helm#10976),
+// so the chart's own Namespace could never be created in time; and as a
+// release object `helm uninstall` would delete it, and with it the embedded
+// etcd's claim that the chart keeps on uninstall.
+const leftToOperator = "v1/Namespace/gridview-system"
+
 // The chart renders what the kustomizations under artifacts/ do, object for
-// object and field for field, apart from Helm's metadata.
+// object and field for field, apart from Helm's metadata and leftToOperator.
 func TestChartMatchesKustomize(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(chartDir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name           string
 		kustomizations []string
 		set            string
-		// onlyKustomized are objects the chart leaves out on purpose.
-		onlyKustomized []string
 	}{{
 		name:           "defaults and artifacts/deploy",
 		kustomizations: []string{"deploy"},
-		// `helm install --create-namespace` creates the release's namespace;
-		// a chart that rendered it too would fail that install, as the
-		// namespace would exist without Helm's ownership. createNamespace
-		// renders it, with the restricted Pod Security level.
-		onlyKustomized: []string{"v1/Namespace/gridview-system"},
-	}, {
-		name:           "createNamespace and artifacts/deploy",
-		kustomizations: []string{"deploy"},
-		set:            "createNamespace=true",
 	}, {
 		name:           "the wrapper and artifacts/deploy/wrapper",
 		kustomizations: []string{"deploy", filepath.Join("deploy", "wrapper")},
-		set:            "createNamespace=true,wrapper.enabled=true",
+		set:            "wrapper.enabled=true",
 	}, {
 		name:           "cert-manager and artifacts/cert-manager",
 		kustomizations: []string{"cert-manager"},
-		set:            "createNamespace=true,servingCert.certManager=true",
+		set:            "servingCert.certManager=true",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := map[string]map[string]any{}
+			var namespace map[string]any
 			for _, dir := range tc.kustomizations {
 				data, err := kustomize(filepath.Join("..", "..", "artifacts", dir))
 				if err != nil {
@@ -76,9 +81,27 @@ func TestChartMatchesKustomize(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, m := range decoded {
-					if key := objectKey(m.raw); !slices.Contains(tc.onlyKustomized, key) {
+					if key := objectKey(m.raw); key == leftToOperator {
+						namespace = m.raw
+					} else {
 						want[key] = m.raw
 					}
+				}
+			}
+			// Every kustomization here builds on artifacts/deploy, which
+			// creates the namespace: the operator's commands in the chart's
+			// README must create it with the same Pod Security labels.
+			if namespace == nil {
+				t.Fatalf("%s: kustomize no longer renders it; update leftToOperator and the chart's README", leftToOperator)
+			}
+			if command := "kubectl create namespace gridview-system"; !strings.Contains(string(readme), command) {
+				t.Errorf("the chart's README does not tell the operator to create %s: `%s`", leftToOperator, command)
+			}
+			labels, _ := namespace["metadata"].(map[string]any)["labels"].(map[string]any)
+			for label, value := range labels {
+				command := fmt.Sprintf("kubectl label namespace gridview-system %s=%v", label, value)
+				if strings.HasPrefix(label, "pod-security.kubernetes.io/") && !strings.Contains(string(readme), command) {
+					t.Errorf("%s has the label %s=%v, which the chart's README does not tell the operator to set: `%s`", leftToOperator, label, value, command)
 				}
 			}
 			flags := []string{}
@@ -95,6 +118,8 @@ func TestChartMatchesKustomize(t *testing.T) {
 			}
 			for _, key := range sortedKeys(want, got) {
 				switch {
+				case key == leftToOperator || got[key]["kind"] == "Namespace":
+					t.Errorf("%s: the chart renders a Namespace, which `helm install` cannot create before it stores the release there and `helm uninstall` would delete with the etcd claim", key)
 				case got[key] == nil:
 					t.Errorf("%s: kustomize renders it, the chart does not", key)
 				case want[key] == nil:

@@ -140,7 +140,7 @@ func TestChartHAValues(t *testing.T) {
 // namespace wherever artifacts/deploy names gridview-system: in subjects,
 // the APIService's Service, the flags and the certificate's DNS names.
 func TestChartInAnotherNamespace(t *testing.T) {
-	for _, set := range []string{"wrapper.enabled=true,createNamespace=true", "servingCert.certManager=true"} {
+	for _, set := range []string{"wrapper.enabled=true", "servingCert.certManager=true"} {
 		t.Run(set, func(t *testing.T) {
 			rendered, err := helmTemplate(t, "edge-gridview", "--set", set)
 			if err != nil {
@@ -150,6 +150,40 @@ func TestChartInAnotherNamespace(t *testing.T) {
 				if text := fmt.Sprint(m.raw); strings.Contains(text, "gridview-system") {
 					t.Errorf("%s names gridview-system: %s", m, text)
 				}
+			}
+		})
+	}
+}
+
+// The embedded etcd's claim holds every ServiceGrid: by default `helm
+// uninstall` leaves it, as the READMEs say, and deletes it only when asked.
+func TestChartKeepsTheEtcdClaim(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		keep bool
+	}{{set: "", keep: true}, {set: "etcd.persistence.keepOnUninstall=false", keep: false}} {
+		t.Run(fmt.Sprintf("keep=%t", tc.keep), func(t *testing.T) {
+			var flags []string
+			if tc.set != "" {
+				flags = []string{"--set", tc.set}
+			}
+			rendered, err := helmTemplate(t, "gridview-system", flags...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			claims := 0
+			for _, m := range rendered {
+				pvc, ok := m.obj.(*corev1.PersistentVolumeClaim)
+				if !ok {
+					continue
+				}
+				claims++
+				if policy := pvc.Annotations["helm.sh/resource-policy"]; (policy == "keep") != tc.keep {
+					t.Errorf("PersistentVolumeClaim %s has helm.sh/resource-policy %q; want it kept on uninstall: %t", pvc.Name, policy, tc.keep)
+				}
+			}
+			if claims != 1 {
+				t.Errorf("rendered %d PersistentVolumeClaims, want the embedded etcd's one", claims)
 			}
 		})
 	}
