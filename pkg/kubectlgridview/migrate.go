@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -36,7 +37,10 @@ type migrateOptions struct {
 	*options
 	// dynamic reads and deletes SuperEdge's ServiceGrids, whose types the
 	// plugin does not import; tests replace it with a fake.
-	dynamic       func() (dynamic.Interface, error)
+	dynamic func() (dynamic.Interface, error)
+	// authorization asks whether the user may make the writes of an
+	// adoption, before any of them; tests replace it with a fake.
+	authorization func() (authorizationv1client.AuthorizationV1Interface, error)
 	allNamespaces bool
 	apply         bool
 	timeout       time.Duration
@@ -52,6 +56,13 @@ func newMigrateCommand(o *options) *cobra.Command {
 			return nil, err
 		}
 		return dynamic.NewForConfig(config)
+	}
+	m.authorization = func() (authorizationv1client.AuthorizationV1Interface, error) {
+		config, err := o.configFlags.ToRESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		return authorizationv1client.NewForConfig(config)
 	}
 	return migrateCommand(m)
 }
@@ -70,13 +81,17 @@ ServiceGrid of the same name, namespace, labels, gridUniqKey and template
 without recreating it (same uid and clusterIP, endpoints kept), through
 gridview's adoption, so that gridview-apiserver checks that you may update and
 patch that Service; then delete SuperEdge's ServiceGrid with
-propagationPolicy=Orphan.
+propagationPolicy=Orphan. Before it changes anything, it asks whether
+gridview-apiserver will admit that adoption (access reviews of your rights, a
+server-side dry run of the Service as gridview takes it over); should the
+adoption fail all the same, SuperEdge's controller reference is put back.
 
-Without --apply it only prints what it would do. Stop SuperEdge's
-application-grid-controller first: it would take the Service back. Every step
-looks at the cluster first, so a second run, or a run after an interruption,
-does only what is left. A ServiceGrid that cannot be handed over is refused
-with the reason, the others are migrated, and the command fails at the end.`,
+Without --apply it only prints what it would do, refusals included. Stop
+SuperEdge's application-grid-controller first: it would take the Service back.
+Every step looks at the cluster first, so a second run, or a run after an
+interruption, does only what is left. A ServiceGrid that cannot be handed over
+is refused with the reason, the others are migrated, and the command fails at
+the end.`,
 		Example: `  kubectl gridview migrate superedge -n demo
   kubectl gridview migrate superedge -A --apply`,
 		Args: cobra.NoArgs,
@@ -94,9 +109,10 @@ with the reason, the others are migrated, and the command fails at the end.`,
 // migrator holds one run's clients.
 type migrator struct {
 	*migrateOptions
-	gridview  versioned.Interface
-	core      corev1client.CoreV1Interface
-	superedge dynamic.Interface
+	gridview      versioned.Interface
+	core          corev1client.CoreV1Interface
+	superedge     dynamic.Interface
+	authorization authorizationv1client.AuthorizationV1Interface
 }
 
 // refusal is a ServiceGrid that cannot be handed over: reported, and the
@@ -126,6 +142,9 @@ func (m *migrateOptions) run(ctx context.Context) error {
 		return err
 	}
 	if mg.superedge, err = m.dynamic(); err != nil {
+		return err
+	}
+	if mg.authorization, err = m.authorization(); err != nil {
 		return err
 	}
 	grids, err := mg.list(ctx, namespace)

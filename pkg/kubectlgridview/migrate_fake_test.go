@@ -17,12 +17,15 @@ limitations under the License.
 package kubectlgridview
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,11 +34,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	corefake "k8s.io/client-go/kubernetes/fake"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
@@ -51,12 +56,18 @@ var servicesResource = corev1.SchemeGroupVersion.WithResource("services")
 
 // fakeCluster holds SuperEdge's ServiceGrids (dynamic), Services (core) and
 // gridview's ServiceGrids, whose writes play gridview-apiserver: admission
-// records the orphan a write may adopt, and the controller adopts it, or
-// creates the Service, and reports Ready.
+// checks the user's rights and records the orphan a write may adopt, and the
+// controller adopts it, or creates the Service, and reports Ready.
 type fakeCluster struct {
 	superedge *dynamicfake.FakeDynamicClient
 	core      *corefake.Clientset
 	gridview  *fake.Clientset
+	// denied holds what the user may not do, as "verb resource/name"; access
+	// reviews, Service writes and gridview's admission all answer by it.
+	denied map[string]bool
+	// invalidTakeover names the Service kube-apiserver refuses as gridview
+	// takes it over: a dry run of that, and gridview's admission of the adoption.
+	invalidTakeover string
 }
 
 func newFakeCluster(superedge []runtime.Object, services []runtime.Object, grids ...runtime.Object) *fakeCluster {
@@ -68,7 +79,81 @@ func newFakeCluster(superedge []runtime.Object, services []runtime.Object, grids
 	}
 	c.gridview.PrependReactor("create", "servicegrids", c.write)
 	c.gridview.PrependReactor("update", "servicegrids", c.write)
+	c.core.PrependReactor("create", "selfsubjectaccessreviews", c.review)
+	c.core.PrependReactor("update", "services", c.writeService)
+	c.core.PrependReactor("patch", "services", c.writeService)
 	return c
+}
+
+// deny takes a right from the user.
+func (c *fakeCluster) deny(verb, resource, name string) {
+	if c.denied == nil {
+		c.denied = map[string]bool{}
+	}
+	c.denied[verb+" "+resource+"/"+name] = true
+}
+
+func (c *fakeCluster) denies(verb, resource, name string) bool {
+	return c.denied[verb+" "+resource+"/"+name]
+}
+
+// review answers a SelfSubjectAccessReview.
+func (c *fakeCluster) review(action clienttesting.Action) (bool, runtime.Object, error) {
+	review := action.(clienttesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview).DeepCopy()
+	attributes := review.Spec.ResourceAttributes
+	review.Status.Allowed = !c.denies(attributes.Verb, attributes.Resource, attributes.Name)
+	return true, review, nil
+}
+
+// writeService refuses the Service writes the user may not make, and answers
+// a dry run without storing it, as kube-apiserver would.
+func (c *fakeCluster) writeService(action clienttesting.Action) (bool, runtime.Object, error) {
+	var name string
+	var dryRun []string
+	var obj runtime.Object
+	switch action := action.(type) {
+	case clienttesting.UpdateActionImpl:
+		obj = action.Object
+		name, dryRun = obj.(*corev1.Service).Name, action.UpdateOptions.DryRun
+	case clienttesting.PatchActionImpl:
+		name, dryRun = action.Name, action.PatchOptions.DryRun
+	}
+	switch {
+	case c.denies(action.GetVerb(), "services", name):
+		return true, nil, apierrors.NewForbidden(corev1.Resource("services"), name, fmt.Errorf("may not %s services", action.GetVerb()))
+	case len(dryRun) == 0:
+		return false, nil, nil
+	case name == c.invalidTakeover:
+		return true, nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, name, takeoverErrors)
+	}
+	return true, obj, nil
+}
+
+// takeoverErrors are kube-apiserver's on invalidTakeover.
+var takeoverErrors = field.ErrorList{field.Invalid(field.NewPath("spec", "externalName"), "", "the test's kube-apiserver refuses the Service")}
+
+// admit plays gridview-apiserver's admission of a write of sg: the user must
+// be allowed to write sg, and the Service as gridview will: create it, or
+// update and patch the one gridview controls or adopts; kube-apiserver must
+// accept an adopted orphan taken over.
+func (c *fakeCluster) admit(verb string, sg *v1alpha1.ServiceGrid, svc *corev1.Service) error {
+	if c.denies(verb, "servicegrids", sg.Name) {
+		return apierrors.NewForbidden(v1alpha1.Resource("servicegrids"), sg.Name, fmt.Errorf("may not %s servicegrids", verb))
+	}
+	adopting := svc != nil && metav1.GetControllerOf(svc) == nil && svc.Labels[labelGridSelector] == sg.Name
+	verbs := []string{"create"}
+	if adopting || svc != nil && metav1.IsControlledBy(svc, sg) {
+		verbs = []string{"update", "patch"}
+	}
+	for _, verb := range verbs {
+		if c.denies(verb, "services", sg.Name+serviceSuffix) {
+			return apierrors.NewForbidden(v1alpha1.Resource("servicegrids"), sg.Name, fmt.Errorf("may not %s services", verb))
+		}
+	}
+	if adopting && svc.Name == c.invalidTakeover {
+		return apierrors.NewInvalid(schema.GroupKind{Group: v1alpha1.GroupName, Kind: "ServiceGrid"}, sg.Name, takeoverErrors)
+	}
+	return nil
 }
 
 // write stores a ServiceGrid as gridview-apiserver would, then reconciles it
@@ -88,6 +173,9 @@ func (c *fakeCluster) write(action clienttesting.Action) (bool, runtime.Object, 
 	var svc *corev1.Service
 	if err == nil {
 		svc = obj.(*corev1.Service)
+	}
+	if err := c.admit(action.GetVerb(), sg, svc); err != nil {
+		return true, nil, err
 	}
 	delete(sg.Annotations, adoptAnnotation)
 	if svc != nil && metav1.GetControllerOf(svc) == nil && svc.Labels[labelGridSelector] == sg.Name {
@@ -137,7 +225,8 @@ func (c *fakeCluster) run(t *testing.T, args ...string) (string, error) {
 		core:        func() (corev1client.CoreV1Interface, error) { return c.core.CoreV1(), nil },
 	}
 	m := &migrateOptions{options: o, poll: time.Millisecond,
-		dynamic: func() (dynamic.Interface, error) { return c.superedge, nil }}
+		dynamic:       func() (dynamic.Interface, error) { return c.superedge, nil },
+		authorization: func() (authorizationv1client.AuthorizationV1Interface, error) { return c.core.AuthorizationV1(), nil }}
 	root := &cobra.Command{Use: "kubectl-gridview", SilenceErrors: true, SilenceUsage: true}
 	o.configFlags.AddFlags(root.PersistentFlags())
 	root.AddCommand(migrateCommand(m))
@@ -146,14 +235,20 @@ func (c *fakeCluster) run(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// writes lists the actions of every fake that are not reads.
+// writes lists the actions of every fake that may change something: no
+// reads, access reviews or dry runs.
 func (c *fakeCluster) writes() []clienttesting.Action {
 	var writes []clienttesting.Action
 	for _, actions := range [][]clienttesting.Action{c.superedge.Actions(), c.core.Actions(), c.gridview.Actions()} {
 		for _, action := range actions {
-			if verb := action.GetVerb(); verb != "get" && verb != "list" && verb != "watch" {
-				writes = append(writes, action)
+			if verb := action.GetVerb(); verb == "get" || verb == "list" || verb == "watch" ||
+				action.GetResource().Resource == "selfsubjectaccessreviews" {
+				continue
 			}
+			if update, ok := action.(clienttesting.UpdateActionImpl); ok && len(update.UpdateOptions.DryRun) > 0 {
+				continue
+			}
+			writes = append(writes, action)
 		}
 	}
 	return writes
@@ -219,4 +314,15 @@ func seService(name string, clusterIP string) *corev1.Service {
 		Spec: corev1.ServiceSpec{ClusterIP: clusterIP, Selector: map[string]string{"app": "echo"},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
 	}
+}
+
+// linesOf returns the lines of out that start with prefix.
+func linesOf(out, prefix string) []string {
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, prefix) {
+			lines = append(lines, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return lines
 }

@@ -21,12 +21,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
@@ -39,6 +43,8 @@ import (
 // of gv that gridview-apiserver admits against the orphan (checking that the
 // user may update and patch it) has the controller adopt it. The Service is
 // updated in place, never recreated, so its uid, clusterIP and endpoints stay.
+// adoptionAdmissible has asked whether that write will be admitted; should it
+// fail all the same, restore undoes the orphan step.
 func (mg *migrator) handOver(ctx context.Context, grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid, p *printer) error {
 	name := grid.namespace + "/" + grid.name + serviceSuffix
 	switch {
@@ -58,13 +64,19 @@ func (mg *migrator) handOver(ctx context.Context, grid *superedgeGrid, svc *core
 		p.line("would hand Service %s (uid %s, clusterIP %s) over to gridview's ServiceGrid", name, svc.UID, svc.Spec.ClusterIP)
 		return nil
 	}
+	var orphaned *corev1.Service
 	if metav1.GetControllerOf(svc) != nil {
-		if err := mg.orphan(ctx, grid, svc); err != nil {
+		var err error
+		if orphaned, err = mg.orphan(ctx, grid, svc); err != nil {
 			return err
 		}
+		p.line("orphaned Service %s for gridview to adopt it: SuperEdge's controller reference removed, label %s=%s set", name, labelGridSelector, grid.name)
 	}
 	if err := mg.rewrite(ctx, gv); err != nil {
-		return err
+		if orphaned == nil {
+			return err
+		}
+		return mg.restore(ctx, grid, svc, orphaned, err, p)
 	}
 	adopted, err := mg.waitAdopted(ctx, grid, gv)
 	if err != nil {
@@ -78,29 +90,132 @@ func (mg *migrator) handOver(ctx context.Context, grid *superedgeGrid, svc *core
 	return nil
 }
 
-// orphan removes SuperEdge's owner reference from svc, and makes sure it
-// carries the label gridview adopts by. The resourceVersion makes the patch
-// conditional: a Service changed since it was checked is not touched.
-func (mg *migrator) orphan(ctx context.Context, grid *superedgeGrid, svc *corev1.Service) error {
-	kept := slices.DeleteFunc(slices.Clone(svc.OwnerReferences), func(ref metav1.OwnerReference) bool {
+// adoptionAdmissible asks, before anything changes, whether gridview-apiserver
+// will admit the adoption of svc. handOver's rewrite asks for it only once the
+// Service is an orphan, and refused there it would leave the Service without
+// a controller. gridview-apiserver admits it when the user may update the
+// ServiceGrid and update and patch the Service (patch is the orphan step's
+// too), and when kube-apiserver accepts the Service as gridview takes it over:
+// self subject access reviews and a server-side dry run of that update ask
+// the same, and change nothing.
+func (mg *migrator) adoptionAdmissible(ctx context.Context, grid *superedgeGrid, svc *corev1.Service) error {
+	name := svc.Namespace + "/" + svc.Name
+	for _, attributes := range []authorizationv1.ResourceAttributes{
+		{Namespace: grid.namespace, Verb: "update", Group: v1alpha1.GroupName, Resource: "servicegrids", Name: grid.name},
+		{Namespace: grid.namespace, Verb: "update", Resource: "services", Name: svc.Name},
+		{Namespace: grid.namespace, Verb: "patch", Resource: "services", Name: svc.Name},
+	} {
+		resource := schema.GroupResource{Group: attributes.Group, Resource: attributes.Resource}
+		review, err := mg.authorization.SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attributes},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("asking whether you may %s %s %s/%s: %w", attributes.Verb, resource, attributes.Namespace, attributes.Name, err)
+		}
+		if !review.Status.Allowed {
+			reason := ""
+			if review.Status.Reason != "" {
+				reason = ": " + review.Status.Reason
+			}
+			return refuse("you may not %s %s %s/%s: gridview-apiserver admits the adoption of Service %s only from a user who may update the ServiceGrid and update and patch the Service%s",
+				attributes.Verb, resource, attributes.Namespace, attributes.Name, name, reason)
+		}
+	}
+	// The Service as gridview's takeover writes it: the template for spec,
+	// the allocated clusterIPs and node ports kept by kube-apiserver, the
+	// orphan's metadata otherwise.
+	takeover := svc.DeepCopy()
+	takeover.OwnerReferences = withoutSuperEdge(svc.OwnerReferences, grid)
+	takeover.Labels = maps.Clone(svc.Labels)
+	if takeover.Labels == nil {
+		takeover.Labels = map[string]string{}
+	}
+	takeover.Labels[labelGridSelector] = grid.name
+	takeover.ManagedFields = nil
+	takeover.Spec = *grid.template.DeepCopy()
+	_, err := mg.core.Services(svc.Namespace).Update(ctx, takeover, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		return refuse("gridview-apiserver would refuse the adoption: kube-apiserver refuses Service %s as gridview would take it over (a server-side dry run): %v", name, err)
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("Service %s changed since it was read; run again: %w", name, err)
+	case err != nil:
+		return fmt.Errorf("asking kube-apiserver, by a server-side dry run, whether it accepts Service %s as gridview would take it over: %w", name, err)
+	}
+	return nil
+}
+
+// withoutSuperEdge is refs without grid's.
+func withoutSuperEdge(refs []metav1.OwnerReference, grid *superedgeGrid) []metav1.OwnerReference {
+	return slices.DeleteFunc(slices.Clone(refs), func(ref metav1.OwnerReference) bool {
 		return ownedBySuperEdge(ref, grid)
 	})
+}
+
+// orphan removes SuperEdge's owner reference from svc, makes sure it carries
+// the label gridview adopts by, and returns the orphan. The resourceVersion
+// makes the patch conditional: a Service changed since it was checked is not
+// touched.
+func (mg *migrator) orphan(ctx context.Context, grid *superedgeGrid, svc *corev1.Service) (*corev1.Service, error) {
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
 		"resourceVersion": svc.ResourceVersion,
-		"ownerReferences": kept,
+		"ownerReferences": withoutSuperEdge(svc.OwnerReferences, grid),
 		"labels":          map[string]string{labelGridSelector: grid.name},
 	}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = mg.core.Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	orphaned, err := mg.core.Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
 	if apierrors.IsConflict(err) {
-		return fmt.Errorf("Service %s/%s changed since it was read; run again: %w", svc.Namespace, svc.Name, err)
+		return nil, fmt.Errorf("Service %s/%s changed since it was read; run again: %w", svc.Namespace, svc.Name, err)
 	}
 	if err != nil {
-		return fmt.Errorf("removing SuperEdge's owner reference from Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		return nil, fmt.Errorf("removing SuperEdge's owner reference from Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
-	return nil
+	return orphaned, nil
+}
+
+// restore follows a rewrite that failed with cause after orphan: the Service
+// gets back the owner references and grid-selector label it had before, so
+// that it is SuperEdge's again rather than left without a controller. The
+// orphan's resourceVersion makes the patch conditional: a Service someone
+// changed since, gridview adopting it perhaps, is not touched. Should that
+// fail, the Service's state is printed as it is now, and a run from it
+// resumes. The error returned is cause, or cause and the restore's. An
+// interrupt that ended the rewrite does not end the restore: that runs for
+// restoreTimeout.
+func (mg *migrator) restore(ctx context.Context, grid *superedgeGrid, svc, orphaned *corev1.Service, cause error, p *printer) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	name := svc.Namespace + "/" + svc.Name
+	label := any(nil) // null: a merge patch removes the label the orphan step added
+	if value, ok := svc.Labels[labelGridSelector]; ok {
+		label = value
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"resourceVersion": orphaned.ResourceVersion,
+		"ownerReferences": svc.OwnerReferences,
+		"labels":          map[string]any{labelGridSelector: label},
+	}})
+	if err == nil {
+		_, err = mg.core.Services(svc.Namespace).Patch(ctx, svc.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err == nil {
+		p.line("put SuperEdge's controller reference back on Service %s: it stays SuperEdge's, and the %s waits for a later run", name, gridviewKind)
+		return cause
+	}
+	p.line("could not put SuperEdge's controller reference back on Service %s: %v", name, err)
+	now, getErr := mg.core.Services(svc.Namespace).Get(ctx, svc.Name, metav1.GetOptions{})
+	if getErr != nil {
+		p.line("Service %s could not be read again (%v); run this migration again, which goes on from where it is", name, getErr)
+	} else if ref := metav1.GetControllerOf(now); ref == nil {
+		p.line("Service %s is left without a controller, with the label %s=%q: it keeps serving, and gridview adopts it once a write of the %s is admitted; fix the cause, then run this migration again to resume",
+			name, labelGridSelector, now.Labels[labelGridSelector], gridviewKind)
+	} else {
+		p.line("Service %s is now controlled by %s %s %s (uid %s); run this migration again, which goes on from there",
+			name, ref.APIVersion, ref.Kind, ref.Name, ref.UID)
+	}
+	return fmt.Errorf("%v; and putting SuperEdge's controller reference back on Service %s failed: %w", cause, name, err)
 }
 
 // rewrite writes gridview's ServiceGrid unchanged, so that gridview-apiserver
@@ -126,6 +241,9 @@ func (mg *migrator) rewrite(ctx context.Context, gv *v1alpha1.ServiceGrid) error
 	}
 	return nil
 }
+
+// restoreTimeout bounds putting SuperEdge's controller reference back.
+const restoreTimeout = 10 * time.Second
 
 // errTakenBack: SuperEdge's controller still runs and took its Service back.
 var errTakenBack = errors.New("SuperEdge's application-grid-controller took the Service back: stop it, then run again")

@@ -17,7 +17,6 @@ limitations under the License.
 package kubectlgridview
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -49,10 +48,12 @@ func TestMigrateRefuses(t *testing.T) {
 	withClusterIP["clusterIP"] = "10.96.0.21"
 	deleting := seGrid("bad", "zone", echoTemplate())
 	deleting.SetDeletionTimestamp(ptr.To(metav1.Now()))
-	gridview := func(key string, port int32) *v1alpha1.ServiceGrid {
-		return &v1alpha1.ServiceGrid{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: "demo", UID: "gv-uid-bad"},
-			Spec: v1alpha1.ServiceGridSpec{GridUniqKey: key, Fallback: v1alpha1.FallbackNone, Template: corev1.ServiceSpec{
-				Selector: map[string]string{"app": "echo"}, Ports: []corev1.ServicePort{{Name: "http", Port: port, Protocol: corev1.ProtocolTCP}}}}}
+	// gridview is the ServiceGrid migrate would create for bad, changed.
+	gridview := func(change func(*v1alpha1.ServiceGrid)) *v1alpha1.ServiceGrid {
+		sg := desiredServiceGrid(readSuperEdgeGrid(seGrid("bad", "zone", echoTemplate())))
+		sg.UID = "gv-uid-bad"
+		change(sg)
+		return sg
 	}
 
 	for _, tc := range []struct {
@@ -60,9 +61,11 @@ func TestMigrateRefuses(t *testing.T) {
 		superedge *unstructured.Unstructured
 		service   *corev1.Service
 		gridview  *v1alpha1.ServiceGrid
-		// refuseCreate has gridview-apiserver refuse the ServiceGrid.
-		refuseCreate bool
-		want         string
+		// deny holds what the user may not do, as verb, resource and name.
+		deny [][3]string
+		// invalidTakeover has kube-apiserver refuse bad-svc taken over.
+		invalidTakeover bool
+		want            string
 	}{
 		{name: "Service controlled by something else", service: foreign,
 			want: "Service demo/bad-svc is controlled by apps/v1 Deployment web (uid deploy-uid), neither this SuperEdge ServiceGrid nor gridview's"},
@@ -70,10 +73,18 @@ func TestMigrateRefuses(t *testing.T) {
 			want: "Service demo/bad-svc is controlled by superedge.io/v1 ServiceGrid bad (uid se-uid-earlier)"},
 		{name: "orphan Service without the grid's label", service: unlabelled,
 			want: "Service demo/bad-svc is an orphan without the label superedge.io/grid-selector=bad"},
-		{name: "gridview ServiceGrid with another gridUniqKey", service: seService("bad", "10.96.0.20"), gridview: gridview("region", 80),
-			want: `the topology.gridview.io/v1alpha1 ServiceGrid exists with gridUniqKey "region", not "zone"`},
-		{name: "gridview ServiceGrid with another template", service: seService("bad", "10.96.0.20"), gridview: gridview("zone", 81),
-			want: "the topology.gridview.io/v1alpha1 ServiceGrid exists with another template"},
+		{name: "gridview ServiceGrid with another gridUniqKey", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) { sg.Spec.GridUniqKey = "region" }),
+			want:     `the topology.gridview.io/v1alpha1 ServiceGrid exists with spec.gridUniqKey "region", where migrating SuperEdge's ServiceGrid makes "zone"`},
+		{name: "gridview ServiceGrid with another template", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) { sg.Spec.Template.Ports[0].Port = 81 }),
+			want:     "the topology.gridview.io/v1alpha1 ServiceGrid exists with spec.template.ports[0].port 81, where migrating SuperEdge's ServiceGrid makes 80"},
+		{name: "gridview ServiceGrid with another fallback", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) { sg.Spec.Fallback = v1alpha1.FallbackAny }),
+			want:     `the topology.gridview.io/v1alpha1 ServiceGrid exists with spec.fallback "Any", where migrating SuperEdge's ServiceGrid makes "None"`},
+		{name: "gridview ServiceGrid with a minReady", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) { sg.Spec.MinReady = &v1alpha1.MinReady{Default: ptr.To[int32](2)} }),
+			want:     `the topology.gridview.io/v1alpha1 ServiceGrid exists with spec.minReady {"default":2}, where migrating SuperEdge's ServiceGrid makes unset`},
 		{name: "template with topologyKeys", superedge: seGrid("bad", "zone", withTopologyKeys), service: seService("bad", "10.96.0.20"),
 			want: `spec.template is not a core/v1 ServiceSpec of today's Kubernetes: json: unknown field "topologyKeys"`},
 		{name: "template with another clusterIP", superedge: seGrid("bad", "zone", withClusterIP), service: seService("bad", "10.96.0.20"),
@@ -82,8 +93,19 @@ func TestMigrateRefuses(t *testing.T) {
 			want: "spec.gridUniqKey is empty"},
 		{name: "SuperEdge's ServiceGrid being deleted with its Service", superedge: deleting, service: seService("bad", "10.96.0.20"),
 			want: "it is being deleted while its Service is not gridview's"},
-		{name: "gridview-apiserver refuses the ServiceGrid", service: seService("bad", "10.96.0.20"), refuseCreate: true,
+		{name: "gridview-apiserver refuses the ServiceGrid", service: seService("bad", "10.96.0.20"), deny: [][3]string{{"create", "services", "bad-svc"}},
 			want: "gridview-apiserver refused the topology.gridview.io/v1alpha1 ServiceGrid: servicegrids.topology.gridview.io \"bad\" is forbidden: may not create services"},
+		// gridview-apiserver would refuse these adoptions only once the Service
+		// is an orphan: they are asked for before.
+		{name: "the user may not update the Service", service: seService("bad", "10.96.0.20"), deny: [][3]string{{"update", "services", "bad-svc"}},
+			want: "you may not update services demo/bad-svc: gridview-apiserver admits the adoption of Service demo/bad-svc only from a user who may update the ServiceGrid and update and patch the Service"},
+		{name: "the user may not patch the Service", service: seService("bad", "10.96.0.20"), deny: [][3]string{{"patch", "services", "bad-svc"}},
+			want: "you may not patch services demo/bad-svc: gridview-apiserver admits"},
+		{name: "the user may not update the gridview ServiceGrid", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(*v1alpha1.ServiceGrid) {}), deny: [][3]string{{"update", "servicegrids", "bad"}},
+			want: "you may not update servicegrids.topology.gridview.io demo/bad: gridview-apiserver admits"},
+		{name: "kube-apiserver refuses the Service as gridview takes it over", service: seService("bad", "10.96.0.20"), invalidTakeover: true,
+			want: `gridview-apiserver would refuse the adoption: kube-apiserver refuses Service demo/bad-svc as gridview would take it over (a server-side dry run): Service "bad-svc" is invalid: spec.externalName: Invalid value: "": the test's kube-apiserver refuses the Service`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.superedge == nil {
@@ -95,14 +117,11 @@ func TestMigrateRefuses(t *testing.T) {
 			}
 			c := newFakeCluster([]runtime.Object{seGrid("good", "zone", echoTemplate()), tc.superedge},
 				[]runtime.Object{seService("good", "10.96.0.10"), tc.service}, grids...)
-			if tc.refuseCreate {
-				c.gridview.PrependReactor("create", "servicegrids", func(action clienttesting.Action) (bool, runtime.Object, error) {
-					sg := action.(clienttesting.CreateAction).GetObject().(*v1alpha1.ServiceGrid)
-					if sg.Name != "bad" {
-						return false, nil, nil
-					}
-					return true, nil, apierrors.NewForbidden(v1alpha1.Resource("servicegrids"), sg.Name, errors.New("may not create services"))
-				})
+			for _, deny := range tc.deny {
+				c.deny(deny[0], deny[1], deny[2])
+			}
+			if tc.invalidTakeover {
+				c.invalidTakeover = "bad-svc"
 			}
 			before := tc.service.DeepCopy()
 
@@ -110,8 +129,9 @@ func TestMigrateRefuses(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "1 of 2 SuperEdge ServiceGrids not migrated: [demo/bad]") {
 				t.Errorf("error %v, want 1 of 2 not migrated", err)
 			}
-			if !strings.Contains(out, "demo/bad: refused: "+tc.want) {
-				t.Errorf("no refusal %q in\n%s", tc.want, out)
+			// The refusal is bad's only line: no step was taken before it.
+			if lines := linesOf(out, "demo/bad: "); len(lines) != 1 || !strings.HasPrefix(lines[0], "demo/bad: refused: "+tc.want) {
+				t.Errorf("want the one line %q, got\n%s", "demo/bad: refused: "+tc.want, out)
 			}
 			if after := c.service(t, "bad-svc"); !apiequality.Semantic.DeepEqual(before, after) {
 				t.Errorf("the refused Service changed: owners %+v, labels %v", after.OwnerReferences, after.Labels)
@@ -122,10 +142,14 @@ func TestMigrateRefuses(t *testing.T) {
 			if c.superedgeGridExists(t, "good") || !strings.Contains(out, "demo/good: handed Service demo/good-svc over") {
 				t.Errorf("the other ServiceGrid was not migrated:\n%s", out)
 			}
-			for _, action := range c.gridview.Actions() {
-				if create, ok := action.(clienttesting.CreateAction); ok && create.GetObject().(*v1alpha1.ServiceGrid).Name == "bad" && !tc.refuseCreate {
-					t.Errorf("a gridview ServiceGrid was created for the refused one")
+			for _, action := range c.writes() {
+				if update, ok := action.(clienttesting.UpdateActionImpl); ok && update.Resource.Resource == "servicegrids" &&
+					update.Object.(*v1alpha1.ServiceGrid).Name == "bad" {
+					t.Errorf("the gridview ServiceGrid of the refused one was written")
 				}
+			}
+			if after, err := c.gridview.Tracker().Get(v1alpha1.SchemeGroupVersion.WithResource("servicegrids"), "demo", "bad"); tc.gridview == nil && !apierrors.IsNotFound(err) {
+				t.Errorf("a gridview ServiceGrid was created for the refused one: %v", after)
 			}
 		})
 	}

@@ -18,11 +18,13 @@ package kubectlgridview
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,6 +58,13 @@ func (mg *migrator) migrate(ctx context.Context, grid *superedgeGrid, p *printer
 	if err := check(grid, svc, gv); err != nil {
 		return err
 	}
+	// A Service to hand over: asked about in a dry run too, which then
+	// predicts the refusal.
+	if svc != nil && (gv == nil || !metav1.IsControlledBy(svc, gv)) {
+		if err := mg.adoptionAdmissible(ctx, grid, svc); err != nil {
+			return err
+		}
+	}
 	if gv, err = mg.ensureServiceGrid(ctx, grid, gv, p); err != nil {
 		return err
 	}
@@ -65,7 +74,9 @@ func (mg *migrator) migrate(ctx context.Context, grid *superedgeGrid, p *printer
 	return mg.deleteSuperEdgeGrid(ctx, grid, p)
 }
 
-// check refuses what cannot be handed over, before anything changes.
+// check refuses what cannot be handed over by what it reads alone; the
+// rights and the Service gridview's adoption needs are asked of the API
+// servers next, still before anything changes.
 func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) error {
 	switch {
 	case grid.gridUniqKey == "":
@@ -82,11 +93,8 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 		return refuse("it is being deleted while its Service is not gridview's: the garbage collector may delete the Service with it")
 	}
 	if gv != nil {
-		if gv.Spec.GridUniqKey != grid.gridUniqKey {
-			return refuse("the %s exists with gridUniqKey %q, not %q", gridviewKind, gv.Spec.GridUniqKey, grid.gridUniqKey)
-		}
-		if !apiequality.Semantic.DeepEqual(gv.Spec.Template, desiredServiceGrid(grid).Spec.Template) {
-			return refuse("the %s exists with another template", gridviewKind)
+		if err := sameSpec(gv, desiredServiceGrid(grid)); err != nil {
+			return err
 		}
 	}
 	if svc == nil {
@@ -103,6 +111,80 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 		return refuse("spec.template.clusterIP %s is not Service %s's clusterIP %s, which cannot change", grid.template.ClusterIP, name, svc.Spec.ClusterIP)
 	}
 	return nil
+}
+
+// sameSpec refuses an existing gridview ServiceGrid whose spec is not the one
+// migrate would create: adopted, it would route otherwise than SuperEdge's
+// did (another fallback or minReady) or shape the Service otherwise. Every
+// field counts, those SuperEdge lacks too, and fields added to the spec later
+// as well, so the specs are compared in their JSON form, both defaulted as
+// gridview-apiserver stores them; the reason names the first field that
+// differs.
+func sameSpec(gv, desired *v1alpha1.ServiceGrid) error {
+	have := gv.DeepCopy()
+	v1alpha1.SetObjectDefaults_ServiceGrid(have)
+	var specs [2]any
+	for i, spec := range []v1alpha1.ServiceGridSpec{have.Spec, desired.Spec} {
+		data, err := json.Marshal(spec)
+		if err != nil {
+			return fmt.Errorf("encoding a %s spec: %w", gridviewKind, err)
+		}
+		if err := json.Unmarshal(data, &specs[i]); err != nil {
+			return fmt.Errorf("decoding a %s spec: %w", gridviewKind, err)
+		}
+	}
+	path, got, want := firstDifference("spec", specs[0], specs[1])
+	if path == "" {
+		return nil
+	}
+	return refuse("the %s exists with %s %s, where migrating SuperEdge's ServiceGrid makes %s", gridviewKind, path, jsonValue(got), jsonValue(want))
+}
+
+// firstDifference returns the path of the first field, in key order, where
+// the decoded JSON values a and b differ, and their values there; an empty
+// path when they are equal.
+func firstDifference(path string, a, b any) (string, any, any) {
+	switch a := a.(type) {
+	case map[string]any:
+		if b, ok := b.(map[string]any); ok {
+			keys := slices.Collect(maps.Keys(a))
+			for key := range b {
+				if _, ok := a[key]; !ok {
+					keys = append(keys, key)
+				}
+			}
+			slices.Sort(keys)
+			for _, key := range keys {
+				if p, x, y := firstDifference(path+"."+key, a[key], b[key]); p != "" {
+					return p, x, y
+				}
+			}
+			return "", nil, nil
+		}
+	case []any:
+		if b, ok := b.([]any); ok && len(a) == len(b) {
+			for i := range a {
+				if p, x, y := firstDifference(fmt.Sprintf("%s[%d]", path, i), a[i], b[i]); p != "" {
+					return p, x, y
+				}
+			}
+			return "", nil, nil
+		}
+	}
+	if reflect.DeepEqual(a, b) {
+		return "", nil, nil
+	}
+	return path, a, b
+}
+
+// jsonValue prints a decoded JSON value as JSON, and an absent one as unset.
+func jsonValue(v any) string {
+	if v == nil {
+		return "unset"
+	}
+	// A value json.Unmarshal made always encodes.
+	data, _ := json.Marshal(v)
+	return string(data)
 }
 
 // desiredServiceGrid is gridview's ServiceGrid for grid, defaulted as

@@ -128,6 +128,7 @@ func TestMigrateResumesAfterEachStep(t *testing.T) {
 		superedge: seGrid("echo", "superedge.io/nodeunit", echoTemplate()),
 		service:   seService("echo", "10.96.196.73"),
 		want: `demo/echo: topology.gridview.io/v1alpha1 ServiceGrid exists (gridUniqKey superedge.io/nodeunit, fallback None)
+demo/echo: orphaned Service demo/echo-svc for gridview to adopt it: SuperEdge's controller reference removed, label superedge.io/grid-selector=echo set
 demo/echo: handed Service demo/echo-svc over to gridview's ServiceGrid (uid svc-uid-echo, clusterIP 10.96.196.73 kept)
 demo/echo: deleted superedge.io/v1 ServiceGrid (uid se-uid-echo) with propagationPolicy=Orphan
 `,
