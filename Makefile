@@ -104,7 +104,8 @@ soak: prereqs tools build images
 ## scale: the scale harness (test/scale): a local control plane, the edge-10k
 ## scenario written through kube-apiserver while node watchers follow, one
 ## table of the figures against issue 12's targets. SCALE=edge-1k|edge-10k,
-## WATCHERS=N (default 2000), SEED=N; SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT, SCALE_PROFILE_DIR and
+## WATCHERS=N (default 2000), SEED=N; SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT, SCALE_PROFILE_DIR,
+## SCALE_GRIDVIEW_ARGS (more flags for gridview-apiserver) and
 ## SCALE_CURRENT_TIMEOUT from the environment. Fails only on harness errors.
 SCALE ?= edge-10k
 scale: prereqs tools build images

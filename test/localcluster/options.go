@@ -75,6 +75,10 @@ type Options struct {
 	// tests see routing metrics and NoEndpointsForNodes Events within
 	// seconds of a change; the scale harness sets the product's default.
 	RoutingMetricsInterval time.Duration
+	// GridviewArgs are more flags for every gridview-apiserver replica, after
+	// the harness's own: make scale passes SCALE_GRIDVIEW_ARGS, so that a
+	// flag's effect at scale can be measured without a rebuild.
+	GridviewArgs []string
 }
 
 // setDefaults fills in everything but the directories, which

@@ -143,6 +143,7 @@ func (r *GridviewReplica) Start(ctx context.Context) error {
 	} else {
 		argv = append(argv, "--tls-cert-file", r.certFile, "--tls-private-key-file", r.keyFile)
 	}
+	argv = append(argv, c.opts.GridviewArgs...)
 	proc, err := c.launch(r.Name, argv, func(p *Process) { r.proc = p })
 	if err != nil {
 		return err

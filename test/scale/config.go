@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,6 +52,9 @@ type Config struct {
 	// gridview-apiserver and kube-apiserver taken through the ingest and
 	// heap profiles of gridview-apiserver once written and once current.
 	ProfileDir string
+	// GridviewArgs (SCALE_GRIDVIEW_ARGS, split at spaces) are more flags for
+	// gridview-apiserver, e.g. --disable-http2-serving.
+	GridviewArgs []string
 }
 
 // ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
@@ -67,6 +71,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2, RSSLimit: 8 << 30}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	cfg.ProfileDir = os.Getenv("SCALE_PROFILE_DIR")
+	cfg.GridviewArgs = strings.Fields(os.Getenv("SCALE_GRIDVIEW_ARGS"))
 	for _, v := range []struct {
 		env string
 		set func(string) error

@@ -61,7 +61,7 @@ func TestScale(t *testing.T) {
 	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
 	cluster, err := localcluster.Start(startCtx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: logf,
 		// The product's default: the scale figures include its cost.
-		RoutingMetricsInterval: 30 * time.Second})
+		RoutingMetricsInterval: 30 * time.Second, GridviewArgs: cfg.GridviewArgs})
 	startCancel()
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)
