@@ -23,6 +23,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -209,8 +211,24 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}, nil
 }
 
+// defaultGCPercent is the collector's target unless GOGC sets one. Most of
+// gridview-apiserver's heap lives as long as the cluster's objects do (the
+// views, their history, the informers' caches), so Go's default of 100 only
+// lets the process grow to twice that before collecting: at edge-10k about
+// 1.3 GiB for 0.45 GiB live. 50 keeps it at one and a half times.
+const defaultGCPercent = 50
+
+// tuneCollector sets the collector's target to defaultGCPercent unless GOGC
+// sets one.
+func tuneCollector() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
+	}
+}
+
 // Run starts the storage, then serves until ctx is done.
 func (o *Options) Run(ctx context.Context) error {
+	tuneCollector()
 	if o.embeddedEtcd != nil {
 		etcd, err := embeddedetcd.Start(ctx, o.embeddedEtcd)
 		if err != nil {

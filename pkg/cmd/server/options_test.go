@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -201,4 +202,28 @@ func checkValidation(t *testing.T, args []string, wantErr string) *Options {
 		t.Fatalf("error = %v, want one line containing %q", err, wantErr)
 	}
 	return o
+}
+
+// The collector targets defaultGCPercent unless GOGC says otherwise, which
+// the runtime has then read already.
+func TestTuneCollector(t *testing.T) {
+	for name, tc := range map[string]struct {
+		gogc string
+		want int
+	}{
+		"GOGC unset":   {want: defaultGCPercent},
+		"GOGC set":     {gogc: "80", want: 100},
+		"GOGC is off":  {gogc: "off", want: 100},
+		"GOGC is zero": {gogc: "0", want: 100},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("GOGC", tc.gogc)
+			previous := debug.SetGCPercent(100)
+			t.Cleanup(func() { debug.SetGCPercent(previous) })
+			tuneCollector()
+			if got := debug.SetGCPercent(100); got != tc.want {
+				t.Errorf("GC percent %d, want %d", got, tc.want)
+			}
+		})
+	}
 }
