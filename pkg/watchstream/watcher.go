@@ -47,12 +47,12 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-// resultBuffer is how many events wait in a watcher's result channel. The
+// ResultBuffer is how many events wait in a watcher's result channel. The
 // apiserver's watch handler, like gridview-wrapper's, flushes only when that
 // channel is empty: with a backlog, events leave in writes of many, instead of
 // one HTTP/2 frame each that kube-apiserver's aggregator proxies, and its
 // client reads, one by one.
-const resultBuffer = 32
+const ResultBuffer = 32
 
 func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, remove func(*watcher), options *Options) *watcher {
 	w := &watcher{
@@ -61,7 +61,7 @@ func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, rem
 		limit:   options.WatcherBuffer,
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		result:  make(chan watch.Event, resultBuffer),
+		result:  make(chan watch.Event, ResultBuffer),
 	}
 	go w.run()
 	return w

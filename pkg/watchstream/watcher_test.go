@@ -92,16 +92,16 @@ func TestABacklogWaitsInTheResultChannel(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Stop()
-		for rv := uint64(2); rv < 2+2*resultBuffer; rv++ {
+		for rv := uint64(2); rv < 2+2*ResultBuffer; rv++ {
 			object := configMap("yes")
 			object.ResourceVersion = strconv.FormatUint(rv, 10)
 			s.Publish(&Event{RV: rv, Object: object})
 		}
 		synctest.Wait()
-		if got := len(w.ResultChan()); got != resultBuffer {
-			t.Fatalf("%d events wait in the result channel, want %d", got, resultBuffer)
+		if got := len(w.ResultChan()); got != ResultBuffer {
+			t.Fatalf("%d events wait in the result channel, want %d", got, ResultBuffer)
 		}
-		for rv := uint64(2); rv < 2+2*resultBuffer; rv++ {
+		for rv := uint64(2); rv < 2+2*ResultBuffer; rv++ {
 			e := <-w.ResultChan()
 			if got := e.Object.(*corev1.ConfigMap).ResourceVersion; got != strconv.FormatUint(rv, 10) {
 				t.Fatalf("event of resourceVersion %s, want %d", got, rv)
