@@ -17,6 +17,7 @@ limitations under the License.
 package viewstore
 
 import (
+	"maps"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,17 +88,17 @@ func (s *Store) liveReader() reader {
 }
 
 // snapshotReader reads the current state after the caller releases the
-// lock: it copies what the store changes in place.
+// read lock it holds: it copies what the store changes in place, once per
+// state, so that the pages of a paged list between two changes share one
+// copy (at edge-10k 2 ms and 2.7 MB, most of what a page of 500 costs).
 func (s *Store) snapshotReader() reader {
-	services := make(map[types.NamespacedName]serviceMeta, len(s.services))
-	for svc, meta := range s.services {
-		services[svc] = meta
+	if r := s.snapshot.Load(); r != nil {
+		return *r
 	}
-	nodeCreated := make(map[string]metav1.Time, len(s.nodeCreated))
-	for node, created := range s.nodeCreated {
-		nodeCreated[node] = created
-	}
-	return reader{views: s.engine.Snapshot(), services: services, nodeCreated: nodeCreated}
+	// Readers that race here make equal copies; writers wait for them.
+	r := &reader{views: s.engine.Snapshot(), services: maps.Clone(s.services), nodeCreated: maps.Clone(s.nodeCreated)}
+	s.snapshot.Store(r)
+	return *r
 }
 
 // sliceViews returns what a node routes to of each slice of a Service.

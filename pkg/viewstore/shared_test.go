@@ -25,12 +25,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
@@ -165,4 +167,63 @@ func TestAWatcherOfEveryNodeResumesInsideAChange(t *testing.T) {
 			t.Errorf("after %s at %s, the resumed watch got %q, want the other nodes' plain-x", first.Name, first.ResourceVersion, got)
 		}
 	})
+}
+
+// Readers without the lock share one copy of the state until a write changes
+// what they read; after any write a list reads what a list under the lock
+// would.
+func TestSnapshotsAreSharedUntilAChange(t *testing.T) {
+	for name, tc := range map[string]struct {
+		write func(*Store)
+		kept  bool
+	}{
+		"a node's status update": {write: func(s *Store) { s.SetNode(node("edge-1", "a")) }, kept: true},
+		"a node moved":           {write: func(s *Store) { s.SetNode(node("edge-1", "b")) }},
+		"a node added":           {write: func(s *Store) { s.SetNode(node("edge-4", "a")) }},
+		"a node recreated":       {write: func(s *Store) { n := node("edge-3", "b"); n.CreationTimestamp = metav1.Now(); s.SetNode(n) }},
+		"a node deleted":         {write: func(s *Store) { s.DeleteNode("edge-2") }},
+		"an endpoint added":      {write: func(s *Store) { s.SetEndpointSlice(slice("demo", "plain", "edge-1", "edge-2", "edge-3")) }},
+		"a Service relabelled":   {write: func(s *Store) { s.SetService(service("demo", "plain", map[string]string{"app": "new"}, nil)) }},
+		"a Service deleted":      {write: func(s *Store) { s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"}) }},
+		"a slice deleted":        {write: func(s *Store) { s.DeleteEndpointSlice(types.NamespacedName{Namespace: "other", Name: "echo-x"}) }},
+		"a Namespace's default rule": {write: func(s *Store) {
+			s.SetNamespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Annotations: map[string]string{topology.AnnotationGridviewKeys: "unit"}}})
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newTestStore(t, testOptions)
+			shared := func() *reader {
+				s.mu.RLock()
+				defer s.mu.RUnlock()
+				s.snapshotReader()
+				return s.snapshot.Load()
+			}
+			before := shared()
+			if again := shared(); again != before {
+				t.Fatal("two reads of the same state made two copies")
+			}
+			tc.write(s)
+			if kept := shared() == before; kept != tc.kept {
+				t.Errorf("snapshot kept: %t, want %t", kept, tc.kept)
+			}
+			snapshot, err := s.List(Filter{}, ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.mu.RLock()
+			var live []string
+			s.liveReader().forEach(Filter{}, nil, func(obj *topologyapi.NodeEndpoints) bool {
+				live = append(live, fmt.Sprintf("%s/%s %s %v %d", obj.Namespace, obj.Name, obj.CreationTimestamp, obj.Labels, len(obj.Slice.Endpoints)))
+				return true
+			})
+			s.mu.RUnlock()
+			var listed []string
+			for _, obj := range snapshot.Items {
+				listed = append(listed, fmt.Sprintf("%s/%s %s %v %d", obj.Namespace, obj.Name, obj.CreationTimestamp, obj.Labels, len(obj.Slice.Endpoints)))
+			}
+			if !slices.Equal(listed, live) {
+				t.Errorf("a list after the write reads\n%q\nthe state is\n%q", listed, live)
+			}
+		})
+	}
 }

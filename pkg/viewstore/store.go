@@ -24,6 +24,7 @@ package viewstore
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,6 +87,9 @@ type Store struct {
 	// default is malformed cannot be parsed.
 	malformedNamespaces map[string]string
 	closed              bool
+	// snapshot is the state copied for readers that read without the lock,
+	// until a write changes what they read: nil then.
+	snapshot atomic.Pointer[reader]
 }
 
 // New returns an empty store that serves nothing until it is loaded.
@@ -118,6 +122,7 @@ func changeEnd(n uint64) uint64 { return n<<eventBits | eventMask }
 func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.snapshot.Store(nil)
 	// A random epoch, so that another process's resourceVersions are either
 	// older than this one's history or newer than its latest: 410.
 	loadRV := changeEnd(rand.Uint64N(1<<16) << 26)
@@ -154,7 +159,10 @@ func (s *Store) Loaded() bool {
 // SetNode adds or updates a node.
 func (s *Store) SetNode(node *corev1.Node) {
 	s.apply(func(rv uint64) []topology.SliceChange {
-		s.nodeCreated[node.Name] = node.CreationTimestamp
+		if created, known := s.nodeCreated[node.Name]; !known || !created.Equal(&node.CreationTimestamp) {
+			s.nodeCreated[node.Name] = node.CreationTimestamp
+			s.snapshot.Store(nil)
+		}
 		if _, known := s.nodeAdded[node.Name]; !known {
 			s.nodeAdded[node.Name] = rv
 		}
@@ -242,6 +250,11 @@ func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...f
 	rv := changeEnd(s.stream.RV()>>eventBits + 1)
 	s.engine.SetStamp(rv)
 	changes := change(rv)
+	// A change that moves no view leaves what lists read as it was: a
+	// Node's status update, which most Node updates are, keeps the snapshot.
+	if len(changes) > 0 || len(forget) > 0 {
+		s.snapshot.Store(nil)
+	}
 	recomputeSeconds.Observe(time.Since(start).Seconds())
 	viewsChanged.Add(float64(len(changes)))
 	if len(changes) > 0 {
