@@ -22,6 +22,7 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -169,26 +170,44 @@ func TestAWatcherOfEveryNodeResumesInsideAChange(t *testing.T) {
 	})
 }
 
-// Readers without the lock share one copy of the state until a write changes
-// what they read; after any write a list reads what a list under the lock
-// would.
-func TestSnapshotsAreSharedUntilAChange(t *testing.T) {
-	for name, tc := range map[string]struct {
-		write func(*Store)
-		kept  bool
-	}{
-		"a node's status update": {write: func(s *Store) { s.SetNode(node("edge-1", "a")) }, kept: true},
-		"a node moved":           {write: func(s *Store) { s.SetNode(node("edge-1", "b")) }},
-		"a node added":           {write: func(s *Store) { s.SetNode(node("edge-4", "a")) }},
-		"a node recreated":       {write: func(s *Store) { n := node("edge-3", "b"); n.CreationTimestamp = metav1.Now(); s.SetNode(n) }},
-		"a node deleted":         {write: func(s *Store) { s.DeleteNode("edge-2") }},
-		"an endpoint added":      {write: func(s *Store) { s.SetEndpointSlice(slice("demo", "plain", "edge-1", "edge-2", "edge-3")) }},
-		"a Service relabelled":   {write: func(s *Store) { s.SetService(service("demo", "plain", map[string]string{"app": "new"}, nil)) }},
-		"a Service deleted":      {write: func(s *Store) { s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"}) }},
-		"a slice deleted":        {write: func(s *Store) { s.DeleteEndpointSlice(types.NamespacedName{Namespace: "other", Name: "echo-x"}) }},
-		"a Namespace's default rule": {write: func(s *Store) {
+// Readers without the lock share one copy of the state until a write; after
+// any write a list reads what a list under the lock would, resourceVersions
+// and creation times included.
+func TestSnapshotsAreSharedUntilAWrite(t *testing.T) {
+	recreated := metav1.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for name, tc := range map[string]func(*Store){
+		"a node's status update": func(s *Store) { s.SetNode(node("edge-1", "a")) },
+		"a label no rule reads": func(s *Store) {
+			n := node("edge-1", "a")
+			n.Labels["rack"] = "r1"
+			s.SetNode(n)
+		},
+		"a node moved":     func(s *Store) { s.SetNode(node("edge-1", "b")) },
+		"a node added":     func(s *Store) { s.SetNode(node("edge-4", "a")) },
+		"a node recreated": func(s *Store) { n := node("edge-3", "b"); n.CreationTimestamp = recreated; s.SetNode(n) },
+		"a node deleted":   func(s *Store) { s.DeleteNode("edge-2") },
+		"an endpoint added": func(s *Store) {
+			s.SetEndpointSlice(slice("demo", "plain", "edge-1", "edge-2", "edge-3"))
+		},
+		"a slice annotated": func(s *Store) {
+			sl := slice("demo", "plain", "edge-1", "edge-3")
+			sl.Annotations = map[string]string{"note": "x"}
+			s.SetEndpointSlice(sl)
+		},
+		"a Service relabelled": func(s *Store) { s.SetService(service("demo", "plain", map[string]string{"app": "new"}, nil)) },
+		"a Service annotated": func(s *Store) {
+			s.SetService(service("demo", "plain", map[string]string{"app": "plain"}, map[string]string{"note": "x"}))
+		},
+		"a Service recreated": func(s *Store) {
+			svc := service("demo", "plain", map[string]string{"app": "plain"}, nil)
+			svc.CreationTimestamp = recreated
+			s.SetService(svc)
+		},
+		"a Service deleted": func(s *Store) { s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"}) },
+		"a slice deleted":   func(s *Store) { s.DeleteEndpointSlice(types.NamespacedName{Namespace: "other", Name: "echo-x"}) },
+		"a Namespace's default rule": func(s *Store) {
 			s.SetNamespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Annotations: map[string]string{topology.AnnotationGridviewKeys: "unit"}}})
-		}},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newTestStore(t, testOptions)
@@ -202,25 +221,34 @@ func TestSnapshotsAreSharedUntilAChange(t *testing.T) {
 			if again := shared(); again != before {
 				t.Fatal("two reads of the same state made two copies")
 			}
-			tc.write(s)
-			if kept := shared() == before; kept != tc.kept {
-				t.Errorf("snapshot kept: %t, want %t", kept, tc.kept)
+			// A list that took the copy, as the first page of a paged list does.
+			if _, err := s.List(Filter{}, ListOptions{Limit: 1}); err != nil {
+				t.Fatal(err)
 			}
-			snapshot, err := s.List(Filter{}, ListOptions{})
+			tc(s)
+			if shared() == before {
+				t.Error("the write kept the copy")
+			}
+			describe := func(obj *topologyapi.NodeEndpoints) string {
+				return fmt.Sprintf("%s/%s rv %s created %s labels %v endpoints %d", obj.Namespace, obj.Name, obj.ResourceVersion,
+					obj.CreationTimestamp.UTC(), obj.Labels, len(obj.Slice.Endpoints))
+			}
+			list, err := s.List(Filter{}, ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			var listed, live []string
+			for i := range list.Items {
+				listed = append(listed, describe(&list.Items[i]))
+			}
 			s.mu.RLock()
-			var live []string
-			s.liveReader().forEach(Filter{}, nil, func(obj *topologyapi.NodeEndpoints) bool {
-				live = append(live, fmt.Sprintf("%s/%s %s %v %d", obj.Namespace, obj.Name, obj.CreationTimestamp, obj.Labels, len(obj.Slice.Endpoints)))
+			r := s.liveReader()
+			r.atRV = s.stream.RV()
+			r.forEach(Filter{}, nil, func(obj *topologyapi.NodeEndpoints) bool {
+				live = append(live, describe(obj))
 				return true
 			})
 			s.mu.RUnlock()
-			var listed []string
-			for _, obj := range snapshot.Items {
-				listed = append(listed, fmt.Sprintf("%s/%s %s %v %d", obj.Namespace, obj.Name, obj.CreationTimestamp, obj.Labels, len(obj.Slice.Endpoints)))
-			}
 			if !slices.Equal(listed, live) {
 				t.Errorf("a list after the write reads\n%q\nthe state is\n%q", listed, live)
 			}

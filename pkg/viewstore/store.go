@@ -159,10 +159,7 @@ func (s *Store) Loaded() bool {
 // SetNode adds or updates a node.
 func (s *Store) SetNode(node *corev1.Node) {
 	s.apply(func(rv uint64) []topology.SliceChange {
-		if created, known := s.nodeCreated[node.Name]; !known || !created.Equal(&node.CreationTimestamp) {
-			s.nodeCreated[node.Name] = node.CreationTimestamp
-			s.snapshot.Store(nil)
-		}
+		s.nodeCreated[node.Name] = node.CreationTimestamp
 		if _, known := s.nodeAdded[node.Name]; !known {
 			s.nodeAdded[node.Name] = rv
 		}
@@ -249,12 +246,10 @@ func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...f
 	start := time.Now()
 	rv := changeEnd(s.stream.RV()>>eventBits + 1)
 	s.engine.SetStamp(rv)
+	// Any write may change what lists read, even one that moves no view
+	// (the stamps, a Service's creation time).
+	s.snapshot.Store(nil)
 	changes := change(rv)
-	// A change that moves no view leaves what lists read as it was: a
-	// Node's status update, which most Node updates are, keeps the snapshot.
-	if len(changes) > 0 || len(forget) > 0 {
-		s.snapshot.Store(nil)
-	}
 	recomputeSeconds.Observe(time.Since(start).Seconds())
 	viewsChanged.Add(float64(len(changes)))
 	if len(changes) > 0 {
