@@ -37,7 +37,10 @@ type watcher struct {
 	mu    sync.Mutex
 	queue []watch.Event
 	limit int
-	cut   bool
+	// initialLeft counts the initial events still queued, which raise the
+	// limit until they leave.
+	initialLeft int
+	cut         bool
 	// wake has a token when the queue has grown.
 	wake     chan struct{}
 	done     chan struct{}
@@ -68,14 +71,15 @@ func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, rem
 }
 
 // start puts the initial events before those queued meanwhile. They do not
-// count against the buffer: a node's whole view may be larger than what it
-// may lag behind.
+// count against the buffer while they wait: a node's whole view may be
+// larger than what it may lag behind.
 func (w *watcher) start() {
 	initial := w.initial()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.queue = append(initial, w.queue...)
 	w.limit += len(initial)
+	w.initialLeft = len(initial)
 }
 
 func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
@@ -145,6 +149,10 @@ func (w *watcher) run() {
 		if len(w.queue) > 0 {
 			next = &w.queue[0]
 			w.queue = w.queue[1:]
+			if w.initialLeft > 0 {
+				w.initialLeft--
+				w.limit--
+			}
 		}
 		w.mu.Unlock()
 		if next == nil {

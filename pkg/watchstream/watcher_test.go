@@ -109,3 +109,45 @@ func TestABacklogWaitsInTheResultChannel(t *testing.T) {
 		}
 	})
 }
+
+// Once its initial events have left, a watcher may lag WatcherBuffer events
+// behind, not that plus the size of its initial state.
+func TestInitialEventsRaiseTheLimitOnlyWhileTheyWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const buffer, initial = 2, 100
+		s := testStream(buffer)
+		snapshot := func() []runtime.Object {
+			var objects []runtime.Object
+			for i := range initial {
+				object := configMap("yes")
+				object.Name = "initial-" + strconv.Itoa(i)
+				objects = append(objects, object)
+			}
+			return objects
+		}
+		w, err := s.Watch(t.Context(), everything{}, WatchOptions{SendInitialEvents: ptr.To(true)}, snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		for range initial {
+			<-w.ResultChan()
+		}
+		// Nobody reads from here: the result channel fills, one event waits
+		// to enter it, buffer are queued, and the next cuts the watcher off.
+		const most = ResultBuffer + 1 + buffer
+		for rv := uint64(2); rv < 2+2*most; rv++ {
+			object := configMap("yes")
+			object.ResourceVersion = strconv.FormatUint(rv, 10)
+			s.Publish(&Event{RV: rv, Object: object})
+		}
+		synctest.Wait()
+		var events int
+		for range w.ResultChan() {
+			events++
+		}
+		if events > most {
+			t.Errorf("the watcher received %d events after its initial ones before it was cut off, want at most %d", events, most)
+		}
+	})
+}
