@@ -199,10 +199,9 @@ func TestASlowWatcherIsCutOffAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer fast.Stop()
-		// Nobody reads slow: it holds watchstream.ResultBuffer events in
-		// its result channel, one on the way there and two queued, and is
-		// cut off at the next.
-		const most = watchstream.ResultBuffer + 1 + 2
+		// Nobody reads slow: it holds one event in flight and two queued, and
+		// is cut off at the next.
+		const most = 1 + 2
 		for i := range most + 1 {
 			s.SetNode(node("edge-2", []string{"b", "a"}[i%2]))
 			if got := received(t, fast); len(got) != 1 {

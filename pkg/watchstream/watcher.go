@@ -50,13 +50,6 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-// ResultBuffer is how many events wait in a watcher's result channel. The
-// apiserver's watch handler, like gridview-wrapper's, flushes only when that
-// channel is empty: with a backlog, events leave in writes of many, instead of
-// one HTTP/2 frame each that kube-apiserver's aggregator proxies, and its
-// client reads, one by one.
-const ResultBuffer = 32
-
 func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, remove func(*watcher), options *Options) *watcher {
 	w := &watcher{
 		filter: filter, bookmarks: bookmarks, remove: remove, options: options,
@@ -64,7 +57,7 @@ func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, rem
 		limit:   options.WatcherBuffer,
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		result:  make(chan watch.Event, ResultBuffer),
+		result:  make(chan watch.Event),
 	}
 	go w.run()
 	return w

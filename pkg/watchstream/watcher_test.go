@@ -82,34 +82,6 @@ func TestACutOffWatcherGetsNothingPastTheCut(t *testing.T) {
 	}
 }
 
-// A backlog waits in the result channel, so that the apiserver's watch
-// handler, which flushes only once that channel is empty, writes it at once.
-func TestABacklogWaitsInTheResultChannel(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := testStream(100)
-		w, err := s.Watch(t.Context(), everything{}, WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		for rv := uint64(2); rv < 2+2*ResultBuffer; rv++ {
-			object := configMap("yes")
-			object.ResourceVersion = strconv.FormatUint(rv, 10)
-			s.Publish(&Event{RV: rv, Object: object})
-		}
-		synctest.Wait()
-		if got := len(w.ResultChan()); got != ResultBuffer {
-			t.Fatalf("%d events wait in the result channel, want %d", got, ResultBuffer)
-		}
-		for rv := uint64(2); rv < 2+2*ResultBuffer; rv++ {
-			e := <-w.ResultChan()
-			if got := e.Object.(*corev1.ConfigMap).ResourceVersion; got != strconv.FormatUint(rv, 10) {
-				t.Fatalf("event of resourceVersion %s, want %d", got, rv)
-			}
-		}
-	})
-}
-
 // Once its initial events have left, a watcher may lag WatcherBuffer events
 // behind, not that plus the size of its initial state.
 func TestInitialEventsRaiseTheLimitOnlyWhileTheyWait(t *testing.T) {
@@ -133,9 +105,9 @@ func TestInitialEventsRaiseTheLimitOnlyWhileTheyWait(t *testing.T) {
 		for range initial {
 			<-w.ResultChan()
 		}
-		// Nobody reads from here: the result channel fills, one event waits
-		// to enter it, buffer are queued, and the next cuts the watcher off.
-		const most = ResultBuffer + 1 + buffer
+		// Nobody reads from here: one event waits on its way to the client,
+		// buffer are queued, and the next cuts the watcher off.
+		const most = 1 + buffer
 		for rv := uint64(2); rv < 2+2*most; rv++ {
 			object := configMap("yes")
 			object.ResourceVersion = strconv.FormatUint(rv, 10)

@@ -150,7 +150,7 @@ func listOptions(req *http.Request, k *kind) (*metainternalversion.ListOptions, 
 }
 
 // watch streams a watch as kube-apiserver does: framed WatchEvents in the
-// negotiated encoding, flushed once no more wait, until the client leaves, the
+// negotiated encoding, flushed one by one, until the client leaves, the
 // timeout passes or the stream is cut off.
 func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts *metainternalversion.ListOptions) {
 	info, err := negotiation.NegotiateOutputMediaTypeStream(req, s.codecs, negotiation.DefaultEndpointRestrictions)
@@ -205,8 +205,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts
 			if err != nil {
 				return
 			}
-			// Events waiting behind this one go out in the same write.
-			if flusher != nil && len(watcher.ResultChan()) == 0 {
+			if flusher != nil {
 				flusher.Flush()
 			}
 		}
