@@ -141,3 +141,17 @@ func BenchmarkIngestEdge10k(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkPagedListPageEdge10k serves one page of 500 of a cluster-wide
+// list of edge-10k's views, as a paged list between two writes does: from
+// the copy of the state the pages share.
+func BenchmarkPagedListPageEdge10k(b *testing.B) {
+	scenario := newEdge10k(10_000, benchServices)
+	s := New(DefaultOptions)
+	s.Load(scenario.nodes, scenario.services, scenario.slices)
+	for b.Loop() {
+		if _, err := s.List(Filter{}, ListOptions{Limit: 500}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
