@@ -88,7 +88,7 @@ type Store struct {
 	malformedNamespaces map[string]string
 	closed              bool
 	// snapshot is the state copied for readers that read without the lock,
-	// until a write changes what they read: nil then.
+	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]
 }
 
