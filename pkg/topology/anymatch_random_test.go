@@ -32,6 +32,15 @@ import (
 	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
+// manyRandomNodes replace randomNodes in the random tests on many nodes.
+var manyRandomNodes = func() []string {
+	nodes := make([]string, 48)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("n-%02d", i)
+	}
+	return nodes
+}()
+
 // TestRandomChangesOnManyNodes is TestRandomChangesMatchTheOracle on 48
 // nodes, with few label values and mostly endpoint edits: on six nodes
 // almost every change reaches more than half of them, which puts every node
@@ -40,10 +49,7 @@ import (
 func TestRandomChangesOnManyNodes(t *testing.T) {
 	saved := randomNodes
 	defer func() { randomNodes = saved }()
-	randomNodes = nil
-	for i := range 48 {
-		randomNodes = append(randomNodes, fmt.Sprintf("n-%02d", i))
-	}
+	randomNodes = manyRandomNodes
 	for _, seed := range randomSeeds(200, 2) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, seed))

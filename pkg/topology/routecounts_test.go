@@ -54,17 +54,13 @@ func checkCounts(t *testing.T, e *topology.Engine, svc types.NamespacedName) top
 func TestRouteCountsAgreeWithRoutes(t *testing.T) {
 	saved := randomNodes
 	defer func() { randomNodes = saved }()
-	many := make([]string, 48)
-	for i := range many {
-		many[i] = fmt.Sprintf("n-%02d", i)
-	}
 	for _, tc := range []struct {
 		name   string
 		nodes  []string
 		change func(*rand.Rand, *topology.Engine, *topologytest.Oracle) (string, []topology.SliceChange)
 	}{
 		{name: "six nodes", nodes: saved, change: randomChange},
-		{name: "48 nodes", nodes: many, change: manyNodesChange},
+		{name: "48 nodes", nodes: manyRandomNodes, change: manyNodesChange},
 	} {
 		randomNodes = tc.nodes
 		for _, seed := range randomSeeds(500, 3) {

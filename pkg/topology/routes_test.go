@@ -148,10 +148,6 @@ func checkRoutesOf(t *testing.T, e *topology.Engine, endpoints []discoveryv1.End
 func TestReviewsAndRoutesAgreeWithViews(t *testing.T) {
 	saved := randomNodes
 	defer func() { randomNodes = saved }()
-	many := make([]string, 48)
-	for i := range many {
-		many[i] = fmt.Sprintf("n-%02d", i)
-	}
 	for _, tc := range []struct {
 		name   string
 		nodes  []string
@@ -160,7 +156,7 @@ func TestReviewsAndRoutesAgreeWithViews(t *testing.T) {
 		every  int
 	}{
 		{name: "six nodes", nodes: saved, first: 300, change: randomChange, every: 3},
-		{name: "48 nodes", nodes: many, first: 400, change: manyNodesChange, every: 25},
+		{name: "48 nodes", nodes: manyRandomNodes, first: 400, change: manyNodesChange, every: 25},
 	} {
 		randomNodes = tc.nodes
 		seen := sets.New[string]()
