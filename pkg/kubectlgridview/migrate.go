@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
 )
@@ -50,20 +51,10 @@ type migrateOptions struct {
 
 func newMigrateCommand(o *options) *cobra.Command {
 	m := &migrateOptions{options: o, poll: 250 * time.Millisecond}
-	m.dynamic = func() (dynamic.Interface, error) {
-		config, err := o.configFlags.ToRESTConfig()
-		if err != nil {
-			return nil, err
-		}
-		return dynamic.NewForConfig(config)
-	}
-	m.authorization = func() (authorizationv1client.AuthorizationV1Interface, error) {
-		config, err := o.configFlags.ToRESTConfig()
-		if err != nil {
-			return nil, err
-		}
-		return authorizationv1client.NewForConfig(config)
-	}
+	m.dynamic = clientOf(o.configFlags, func(c *rest.Config) (dynamic.Interface, error) { return dynamic.NewForConfig(c) })
+	m.authorization = clientOf(o.configFlags, func(c *rest.Config) (authorizationv1client.AuthorizationV1Interface, error) {
+		return authorizationv1client.NewForConfig(c)
+	})
 	return migrateCommand(m)
 }
 

@@ -28,6 +28,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
 )
@@ -46,21 +47,22 @@ type options struct {
 // NewCommand returns the root command of kubectl-gridview.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	o := &options{configFlags: genericclioptions.NewConfigFlags(true), streams: streams}
-	o.topology = func() (versioned.Interface, error) {
-		config, err := o.configFlags.ToRESTConfig()
-		if err != nil {
-			return nil, err
-		}
-		return versioned.NewForConfig(config)
-	}
-	o.core = func() (corev1client.CoreV1Interface, error) {
-		config, err := o.configFlags.ToRESTConfig()
-		if err != nil {
-			return nil, err
-		}
-		return corev1client.NewForConfig(config)
-	}
+	o.topology = clientOf(o.configFlags, func(c *rest.Config) (versioned.Interface, error) { return versioned.NewForConfig(c) })
+	o.core = clientOf(o.configFlags, func(c *rest.Config) (corev1client.CoreV1Interface, error) { return corev1client.NewForConfig(c) })
 	return newRootCommand(o)
+}
+
+// clientOf returns a function that builds a client with newClient from
+// kubectl's connection flags as they are when it is called, after parsing.
+func clientOf[T any](flags *genericclioptions.ConfigFlags, newClient func(*rest.Config) (T, error)) func() (T, error) {
+	return func() (T, error) {
+		config, err := flags.ToRESTConfig()
+		if err != nil {
+			var none T
+			return none, err
+		}
+		return newClient(config)
+	}
 }
 
 func newRootCommand(o *options) *cobra.Command {
