@@ -62,21 +62,13 @@ func writeOutputs(out, cmdName string, tag name.Tag, idx v1.ImageIndex, mtime ti
 	if err := writeArchive(dir, dir+".oci.tar", mtime); err != nil {
 		return err
 	}
-	manifest, err := idx.IndexManifest()
-	if err != nil {
-		return err
-	}
-	for _, desc := range manifest.Manifests {
-		img, err := idx.Image(desc.Digest)
-		if err != nil {
-			return err
-		}
+	return eachImage(idx, func(desc v1.Descriptor, img v1.Image) error {
 		file := filepath.Join(out, fmt.Sprintf("%s-%s-%s.docker.tar", cmdName, desc.Platform.OS, desc.Platform.Architecture))
 		if err := tarball.WriteToFile(file, tag, img); err != nil {
 			return fmt.Errorf("writing %s: %w", file, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // writeArchive tars the layout directory dir into file, its root as the

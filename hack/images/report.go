@@ -33,15 +33,7 @@ func report(w io.Writer, cmdName string, tag name.Tag, idx v1.ImageIndex) error 
 		return err
 	}
 	fmt.Fprintf(w, "%s %s index %s\n", cmdName, tag.Name(), digest)
-	manifest, err := idx.IndexManifest()
-	if err != nil {
-		return err
-	}
-	for _, desc := range manifest.Manifests {
-		img, err := idx.Image(desc.Digest)
-		if err != nil {
-			return err
-		}
+	return eachImage(idx, func(desc v1.Descriptor, img v1.Image) error {
 		layers, err := img.Layers()
 		if err != nil {
 			return err
@@ -55,6 +47,25 @@ func report(w io.Writer, cmdName string, tag name.Tag, idx v1.ImageIndex) error 
 			size += layerSize
 		}
 		fmt.Fprintf(w, "%s   %s/%s %s %.1f MiB compressed\n", cmdName, desc.Platform.OS, desc.Platform.Architecture, desc.Digest, float64(size)/(1<<20))
+		return nil
+	})
+}
+
+// eachImage calls visit with each entry of an image index and its image,
+// in the index's order.
+func eachImage(idx v1.ImageIndex, visit func(v1.Descriptor, v1.Image) error) error {
+	manifest, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	for _, desc := range manifest.Manifests {
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			return err
+		}
+		if err := visit(desc, img); err != nil {
+			return err
+		}
 	}
 	return nil
 }
