@@ -76,19 +76,25 @@ func TestRandomChangesOnManyNodes(t *testing.T) {
 	}
 }
 
+// fewLabelValues returns random labels of a node, each of the keys the
+// random Services read but rarely missing, mostly "a" or "b".
+func fewLabelValues(rng *rand.Rand) map[string]string {
+	labels := map[string]string{}
+	for _, key := range randomLabelKeys {
+		if rng.IntN(20) > 0 {
+			labels[key] = oneOf(rng, "a", "b", "a", "b", "c", "")
+		}
+	}
+	return labels
+}
+
 // manyNodesChange relabels a node with few values, edits one endpoint of a
 // slice (its readiness or its node), sets a slice with more endpoints, or
 // makes any change randomChange makes.
 func manyNodesChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.Oracle) (string, []topology.SliceChange) {
 	switch rng.IntN(10) {
 	case 0, 1:
-		name := oneOf(rng, randomNodes...)
-		labels := map[string]string{}
-		for _, key := range randomLabelKeys {
-			if rng.IntN(20) > 0 {
-				labels[key] = oneOf(rng, "a", "b", "a", "b", "c", "")
-			}
-		}
+		name, labels := oneOf(rng, randomNodes...), fewLabelValues(rng)
 		model.Nodes[name] = labels
 		return fmt.Sprintf("set node %s %v", name, labels), engine.SetNode(name, labels)
 	case 2, 3, 4:

@@ -88,8 +88,11 @@ type Engine struct {
 	sortedNodes    atomic.Pointer[[]string]
 	servicesSorted atomic.Pointer[[]types.NamespacedName]
 	// nodeGeneration counts the changes of the known nodes or their labels:
-	// what RouteCounts depends on besides a Service's views.
+	// what RouteCounts depends on besides a Service's views. nodeChanges
+	// are the latest of them, from which counts cached a few generations
+	// ago are brought up to date instead of counted again.
 	nodeGeneration uint64
+	nodeChanges    []nodeChange
 	// stamp is what the caller said the next mutations are: views derived
 	// by them, and nodes they set, carry it (nodeStamps).
 	stamp      uint64

@@ -41,8 +41,9 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 	if !known {
 		e.sortedNodes.Store(nil)
 	}
+	labels = maps.Clone(labels)
 	if !known || !maps.Equal(old, labels) {
-		e.nodeGeneration++
+		e.nodeChanged(nodeChange{name: name, old: old, known: known, new: labels, kept: true})
 	}
 	e.byLabel.remove(name, old)
 	for _, g := range e.groupings {
@@ -51,7 +52,7 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 		}
 		g.add(name, labels)
 	}
-	e.nodes[name] = maps.Clone(labels)
+	e.nodes[name] = labels
 	e.nodeStamps[name] = e.stamp
 	e.byLabel.add(name, labels)
 	e.recountServicesOn(name)
@@ -62,7 +63,7 @@ func (e *Engine) deleteNode(name string) {
 		for _, g := range e.groupings {
 			g.remove(name, old)
 		}
-		e.nodeGeneration++
+		e.nodeChanged(nodeChange{name: name, old: old, known: true})
 	}
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)
@@ -134,4 +135,38 @@ func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) s
 		}
 	}
 	return s
+}
+
+// nodeChangesKept bounds the node changes the engine remembers: counts
+// older than that are counted again, which at edge-10k costs about as much
+// as bringing them up to date through a few hundred changes.
+const nodeChangesKept = 256
+
+// nodeChange is a node that appeared, went or changed labels. The label
+// maps are the engine's, never modified.
+type nodeChange struct {
+	generation  uint64
+	name        string
+	old, new    map[string]string
+	known, kept bool
+}
+
+// nodeChanged bumps the node generation and remembers the change.
+func (e *Engine) nodeChanged(c nodeChange) {
+	e.nodeGeneration++
+	c.generation = e.nodeGeneration
+	if len(e.nodeChanges) == 2*nodeChangesKept {
+		// Copied, so that the dropped half's labels can be collected.
+		e.nodeChanges = append(make([]nodeChange, 0, 2*nodeChangesKept), e.nodeChanges[nodeChangesKept:]...)
+	}
+	e.nodeChanges = append(e.nodeChanges, c)
+}
+
+// nodeChangesSince returns the node changes after a generation; false when
+// the engine no longer holds them all.
+func (e *Engine) nodeChangesSince(generation uint64) ([]nodeChange, bool) {
+	if generation > e.nodeGeneration || e.nodeGeneration-generation > uint64(len(e.nodeChanges)) {
+		return nil, false
+	}
+	return e.nodeChanges[len(e.nodeChanges)-int(e.nodeGeneration-generation):], true
 }

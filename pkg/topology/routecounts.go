@@ -18,6 +18,7 @@ package topology
 
 import (
 	"iter"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -58,7 +59,8 @@ func (e *Engine) RouteCounts(svc types.NamespacedName) (RouteCounts, error) {
 	if !ok {
 		return RouteCounts{}, unknownService(svc)
 	}
-	if cached := sv.counts.Load(); cached != nil && cached.generation == e.nodeGeneration {
+	cached := sv.counts.Load()
+	if cached != nil && cached.generation == e.nodeGeneration {
 		return cached.counts, nil
 	}
 	p, nodes := sv.policy, e.Nodes()
@@ -68,12 +70,43 @@ func (e *Engine) RouteCounts(svc types.NamespacedName) (RouteCounts, error) {
 	case len(nodes) == 0:
 	case sv.uniform():
 		out.All = len(nodes)
+	case cached != nil && e.countChangedNodes(sv, cached, &out):
 	default:
 		e.visitRoutes(svc, sv, nodes, &out)
 	}
 	// Readers that race here computed the same counts.
 	sv.counts.Store(&countsAt{generation: e.nodeGeneration, counts: out})
 	return out, nil
+}
+
+// countChangedNodes brings counts cached a few node generations ago up to
+// date: a node that moved routes anew, and the others as before, the
+// Service's tiers being those of the same views. False when the engine no
+// longer holds every change since.
+func (e *Engine) countChangedNodes(sv *serviceViews, cached *countsAt, out *RouteCounts) bool {
+	changes, ok := e.nodeChangesSince(cached.generation)
+	if !ok {
+		return false
+	}
+	out.Local, out.All, out.None = cached.counts.Local, cached.counts.All, cached.counts.None
+	out.Fallback = slices.Clone(cached.counts.Fallback)
+	b := &routeBuilder{sv: sv, bySignature: map[string]routing{}}
+	for _, c := range changes {
+		if c.known {
+			out.add("", nil, b.route(c.name, c.old), -1, nil)
+		}
+		if c.kept {
+			out.add("", nil, b.route(c.name, c.new), 1, nil)
+		}
+	}
+	// As counted afresh: no fallback tier that no node routes to last.
+	for len(out.Fallback) > 0 && out.Fallback[len(out.Fallback)-1] == 0 {
+		out.Fallback = out.Fallback[:len(out.Fallback)-1]
+	}
+	if len(out.Fallback) == 0 {
+		out.Fallback = nil
+	}
+	return true
 }
 
 // add counts nodes that route alike: RouteCounts is a routeSink.
