@@ -15,7 +15,7 @@ FUZZ_TIME ?= 20000x
 # How long make soak churns (make test runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build lint-chart images push verify-images prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale bench \
+.PHONY: all build lint-chart images push verify-images prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale scale-baseline bench \
 	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
 
 all: build
@@ -111,10 +111,16 @@ SCALE ?= edge-10k
 scale: prereqs tools build images
 	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScale$$' ./test/scale/
 
+## scale-baseline: the same ingest without gridview, read by as many watchers
+## of every EndpointSlice straight from kube-apiserver, as vanilla kube-proxy
+## reads them: what this machine's control plane takes to deliver it.
+scale-baseline: prereqs tools build images
+	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScaleBaseline$$' ./test/scale/
+
 # test-scale: the harness at edge-1k, every node watched, failing when a view
-# is wrong or a resume gets 410, so it never rots.
+# is wrong or a resume gets 410, and its baseline, so that neither rots.
 test-scale: prereqs tools build images
-	SCALE=edge-1k WATCHERS=1000 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale$$' ./test/scale/
+	SCALE=edge-1k WATCHERS=1000 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale(Baseline)?$$' ./test/scale/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport
 ## prints the edge-10k table against the targets of docs/performance.md.

@@ -49,8 +49,9 @@ type Config struct {
 	// gridview-wrapper does (default), or json.
 	Encoding string
 	// ProfileDir (SCALE_PROFILE_DIR), when set, receives CPU profiles of
-	// gridview-apiserver and kube-apiserver taken through the ingest and
-	// heap profiles of gridview-apiserver once written and once current.
+	// gridview-apiserver and kube-apiserver taken through the ingest, heap
+	// profiles of gridview-apiserver once written and once current, and a
+	// CPU profile of gridview-apiserver through each kind of change.
 	ProfileDir string
 	// GridviewArgs (SCALE_GRIDVIEW_ARGS, split at spaces) are more flags for
 	// gridview-apiserver, e.g. --disable-http2-serving.

@@ -159,14 +159,49 @@ func (h *Harness) otherCPU() [2]time.Duration {
 // ingest writes the whole scenario at full speed: Nodes, then Services,
 // then EndpointSlices, as a cluster being set up would see them arrive.
 func (h *Harness) ingest(ctx context.Context) error {
-	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.m.Namespace}}, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", h.m.Namespace, err)
+	phases, err := h.scenarioJobs(ctx)
+	if err != nil {
+		return err
 	}
 	before, err := h.proc()
 	if err != nil {
 		return err
 	}
 	others0 := h.otherCPU()
+	totals := h.expected()
+	stopProfiles := h.profileIngest(ctx)
+	start := time.Now()
+	for _, phase := range phases {
+		if err := runJobs(ctx, phase); err != nil {
+			stopProfiles()
+			return fmt.Errorf("writing the scenario: %w", err)
+		}
+		h.R.Objects += len(phase)
+	}
+	lastWrite := time.Now()
+	h.R.WriteTime = lastWrite.Sub(start)
+	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
+	h.saveHeapProfile(ctx, "written")
+	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
+	stopProfiles()
+	h.saveHeapProfile(ctx, "current")
+	after, err := h.proc()
+	if err != nil {
+		return err
+	}
+	h.R.IngestCPU = after.CPU - before.CPU
+	others := h.otherCPU()
+	h.R.IngestKubeCPU, h.R.IngestHarnessCPU = others[0]-others0[0], others[1]-others0[1]
+	h.R.PeakRSS, h.R.IngestRSS = after.PeakRSS, after.RSS
+	return nil
+}
+
+// scenarioJobs creates the scenario's Namespace and returns the writes of
+// its Nodes, Services and EndpointSlices, in that order.
+func (h *Harness) scenarioJobs(ctx context.Context) ([][]job, error) {
+	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.m.Namespace}}, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", h.m.Namespace, err)
+	}
 	var nodes, services, slicesJobs []job
 	for i := range h.m.Nodes {
 		obj := h.m.NodeObject(i)
@@ -189,32 +224,7 @@ func (h *Harness) ingest(ctx context.Context) error {
 			}})
 		}
 	}
-	totals := h.expected()
-	stopProfiles := h.profileIngest(ctx)
-	start := time.Now()
-	for _, phase := range [][]job{nodes, services, slicesJobs} {
-		if err := runJobs(ctx, phase); err != nil {
-			stopProfiles()
-			return fmt.Errorf("writing the scenario: %w", err)
-		}
-	}
-	lastWrite := time.Now()
-	h.R.Objects = len(nodes) + len(services) + len(slicesJobs)
-	h.R.WriteTime = lastWrite.Sub(start)
-	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
-	h.saveHeapProfile(ctx, "written")
-	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
-	stopProfiles()
-	h.saveHeapProfile(ctx, "current")
-	after, err := h.proc()
-	if err != nil {
-		return err
-	}
-	h.R.IngestCPU = after.CPU - before.CPU
-	others := h.otherCPU()
-	h.R.IngestKubeCPU, h.R.IngestHarnessCPU = others[0]-others0[0], others[1]-others0[1]
-	h.R.PeakRSS, h.R.IngestRSS = after.PeakRSS, after.RSS
-	return nil
+	return [][]job{nodes, services, slicesJobs}, nil
 }
 
 // watchedUnits returns the units watched nodes are in now, but skip's.

@@ -64,11 +64,14 @@ func (h *Harness) changes(ctx context.Context) error {
 		{KindAnnotate, h.annotate},
 	} {
 		d := &Delivery{Kind: kind.name}
+		stopProfile := h.profileChanges(ctx, len(h.R.Deliveries))
 		for range h.cfg.Repeats {
 			if err := h.measure(ctx, d, kind.make()); err != nil {
+				stopProfile()
 				return err
 			}
 		}
+		stopProfile()
 		h.logf("%s: %d/%d watchers current, %d reached, %d B each, p50 %s p99 %s max %s, %.2f CPU-s",
 			d.Kind, d.Done, d.Expected, d.Reached, d.BytesPerReached(), d.Percentile(0.5), d.Percentile(0.99), d.Percentile(1), d.CPU.Seconds())
 		if d.Done < d.Expected {

@@ -59,6 +59,28 @@ func (h *Harness) profileIngest(ctx context.Context) (stop func()) {
 	}
 }
 
+// changesProfileSeconds is the length of the CPU profile of gridview-apiserver
+// taken through each kind of change: longer than their repeats take.
+const changesProfileSeconds = 15
+
+// profileChanges takes a CPU profile of gridview-apiserver through the
+// changes of one kind, the n-th, as changes-cpu-<n>.pb.gz, when
+// Config.ProfileDir asks for it; stop waits for it.
+func (h *Harness) profileChanges(ctx context.Context, n int) (stop func()) {
+	if h.cfg.ProfileDir == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		file := fmt.Sprintf("changes-cpu-%d.pb.gz", n)
+		if err := h.saveProfile(ctx, h.cluster.GridviewConfig(), "/debug/pprof/profile", changesProfileSeconds, file); err != nil {
+			h.logf("profile %s: %v", file, err)
+		}
+	}()
+	return func() { <-done }
+}
+
 // saveHeapProfile saves gridview-apiserver's heap profile as heap-<when>.pb.gz,
 // when Config.ProfileDir asks for it.
 func (h *Harness) saveHeapProfile(ctx context.Context, when string) {

@@ -45,20 +45,35 @@ type protoEvents struct {
 }
 
 func newProtoEvents(body io.ReadCloser) *protoEvents {
-	s := protobufInfo.StreamSerializer
-	return &protoEvents{frames: streaming.NewDecoder(s.Framer.NewFrameReader(body), s.Serializer)}
+	return &protoEvents{frames: protoFrames(protobufInfo, body)}
+}
+
+// protoFrames reads the events of a protobuf watch stream.
+func protoFrames(info runtime.SerializerInfo, body io.ReadCloser) streaming.Decoder {
+	s := info.StreamSerializer
+	return streaming.NewDecoder(s.Framer.NewFrameReader(body), s.Serializer)
+}
+
+// nextEvent decodes the next event of a protobuf watch stream: its type and
+// object.
+func nextEvent(frames streaming.Decoder, info runtime.SerializerInfo) (string, runtime.Object, error) {
+	var raw metav1.WatchEvent
+	if _, _, err := frames.Decode(nil, &raw); err != nil {
+		return "", nil, err
+	}
+	obj, err := runtime.Decode(info.Serializer, raw.Object.Raw)
+	if err != nil {
+		return "", nil, fmt.Errorf("decoding a %s event: %w", raw.Type, err)
+	}
+	return raw.Type, obj, nil
 }
 
 // next decodes one event into ev, in the shape the JSON path decodes.
 func (p *protoEvents) next(ev *wireEvent) error {
-	var raw metav1.WatchEvent
-	if _, _, err := p.frames.Decode(nil, &raw); err != nil {
+	var obj runtime.Object
+	var err error
+	if ev.Type, obj, err = nextEvent(p.frames, protobufInfo); err != nil {
 		return err
-	}
-	ev.Type = raw.Type
-	obj, err := runtime.Decode(protobufInfo.Serializer, raw.Object.Raw)
-	if err != nil {
-		return fmt.Errorf("decoding a %s event: %w", raw.Type, err)
 	}
 	switch o := obj.(type) {
 	case *v1alpha1.NodeEndpoints:
@@ -66,7 +81,7 @@ func (p *protoEvents) next(ev *wireEvent) error {
 	case *metav1.Status:
 		ev.Object.Kind, ev.Object.Code, ev.Object.Reason, ev.Object.Message = "Status", int(o.Code), string(o.Reason), o.Message
 	default:
-		return fmt.Errorf("a %s event holds a %T", raw.Type, obj)
+		return fmt.Errorf("a %s event holds a %T", ev.Type, obj)
 	}
 	return nil
 }

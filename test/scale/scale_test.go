@@ -31,6 +31,42 @@ import (
 // GRIDVIEW_SCALE_STRICT=1, part of `make test`. Without SCALE it is skipped,
 // so that `go test ./...` does not start a control plane.
 func TestScale(t *testing.T) {
+	ctx, cfg, h, logDir := startHarness(t)
+	runErr := h.Run(ctx)
+	h.Stop()
+	// The table either way: a harness error still leaves what was measured.
+	fmt.Printf("\n%s\n%s\n\n", h.R.Text(), h.R.Markdown())
+	if runErr != nil {
+		t.Fatalf("the scale harness failed (logs in %s): %v", logDir, runErr)
+	}
+	for _, f := range h.R.Failures {
+		if cfg.Strict {
+			t.Errorf("correctness: %s", f)
+		} else {
+			t.Logf("correctness: %s", f)
+		}
+	}
+}
+
+// TestScaleBaseline is `make scale-baseline`: the same ingest read by as
+// many watchers of every EndpointSlice, as vanilla kube-proxy reads them,
+// without gridview. `make test` runs it at edge-1k.
+func TestScaleBaseline(t *testing.T) {
+	ctx, _, h, logDir := startHarness(t)
+	b, err := h.RunBaseline(ctx)
+	if err != nil {
+		t.Fatalf("the baseline failed (logs in %s): %v", logDir, err)
+	}
+	fmt.Printf("\n%s\n", b.Markdown())
+	if b.Stale > 0 {
+		t.Errorf("%d watchers did not receive every EndpointSlice within SCALE_CURRENT_TIMEOUT", b.Stale)
+	}
+}
+
+// startHarness starts a local control plane and the harness for SCALE, or
+// skips without it.
+func startHarness(t *testing.T) (context.Context, Config, *Harness, string) {
+	t.Helper()
 	cfg, ok, err := ConfigFromEnv()
 	if !ok {
 		t.Skip("the scale harness runs with SCALE=edge-1k or SCALE=edge-10k: `make scale` or `make test-scale`")
@@ -54,7 +90,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s scale: %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 	}
@@ -75,18 +111,5 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runErr := h.Run(ctx)
-	h.Stop()
-	// The table either way: a harness error still leaves what was measured.
-	fmt.Printf("\n%s\n%s\n\n", h.R.Text(), h.R.Markdown())
-	if runErr != nil {
-		t.Fatalf("the scale harness failed (logs in %s): %v", logDir, runErr)
-	}
-	for _, f := range h.R.Failures {
-		if cfg.Strict {
-			t.Errorf("correctness: %s", f)
-		} else {
-			t.Logf("correctness: %s", f)
-		}
-	}
+	return ctx, cfg, h, logDir
 }

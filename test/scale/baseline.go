@@ -1,0 +1,191 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// The baseline is the same ingest without gridview: each watcher follows
+// every EndpointSlice straight from kube-apiserver, as vanilla kube-proxy
+// does, so that the time gridview's views take to be current can be read
+// against what the same control plane and harness take without them.
+
+// kubeProxySlices is what kube-proxy watches: every EndpointSlice but a
+// headless Service's or one another proxy serves.
+const kubeProxySlices = "/apis/discovery.k8s.io/v1/endpointslices?labelSelector=" +
+	"!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
+
+var kubeProtobuf, _ = runtime.SerializerInfoForMediaType(kubescheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+
+// Baseline is what the baseline measured.
+type Baseline struct {
+	Scenario  string
+	Objects   int
+	WriteTime time.Duration
+	Current   time.Duration // from the last write until every watcher held every slice
+	Stale     int           // watchers without every slice at the timeout
+	// CPU-s from the first write until current (or the timeout), of
+	// kube-apiserver and of the harness (writes, and decoding every watch).
+	KubeCPU, HarnessCPU time.Duration
+	// Per watcher, on average: events and bytes read.
+	Events, Bytes int64
+}
+
+// Markdown renders the baseline for the log and docs/performance.md.
+func (b *Baseline) Markdown() string {
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s\n\n| what | measured |\n| --- | --- |\n", b.Scenario)
+	fmt.Fprintf(&out, "| all objects written through kube-apiserver | %s (%d objects) |\n", ms(b.WriteTime), b.Objects)
+	fmt.Fprintf(&out, "| every watcher holds every EndpointSlice, after the last write | %s; CPU-s from the first write: kube-apiserver %.1f, the harness's watchers and writers %.1f |\n",
+		currentText(b.Current, b.Stale), b.KubeCPU.Seconds(), b.HarnessCPU.Seconds())
+	fmt.Fprintf(&out, "| read by each watcher | %d events, %.1f MB |\n", b.Events, float64(b.Bytes)/1e6)
+	return out.String()
+}
+
+// RunBaseline stops gridview-apiserver, starts as many EndpointSlice
+// watchers as there are node watchers, writes the scenario and waits until
+// every watcher holds every slice of it.
+func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
+	if err := h.cluster.StopGridview(); err != nil {
+		return nil, fmt.Errorf("stopping gridview-apiserver: %w", err)
+	}
+	b := &Baseline{Scenario: fmt.Sprintf("%s (seed %d) without gridview: %d watchers of every EndpointSlice straight from kube-apiserver, as kube-proxy, reading protobuf",
+		h.cfg.Scale.Name, h.cfg.Seed, len(h.watchers))}
+	h.logf("%s", b.Scenario)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watchers := make([]*sliceWatcher, len(h.watchers))
+	for i := range watchers {
+		watchers[i] = &sliceWatcher{c: h.c, namespace: h.m.Namespace}
+		go watchers[i].run(ctx)
+	}
+	phases, err := h.scenarioJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	others0, start := h.otherCPU(), time.Now()
+	for _, phase := range phases {
+		if err := runJobs(ctx, phase); err != nil {
+			return nil, fmt.Errorf("writing the scenario: %w", err)
+		}
+		b.Objects += len(phase)
+	}
+	lastWrite := time.Now()
+	b.WriteTime = lastWrite.Sub(start)
+	h.logf("wrote %d objects in %s; waiting for every watcher to hold every EndpointSlice", b.Objects, ms(b.WriteTime))
+	want, deadline := int64(len(h.m.SliceByID)), lastWrite.Add(h.cfg.CurrentTimeout)
+	for {
+		b.Stale = 0
+		for _, w := range watchers {
+			if w.slices.Load() != want {
+				b.Stale++
+			}
+		}
+		if b.Stale == 0 {
+			b.Current = time.Since(lastWrite)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			h.logf("%d watchers without every EndpointSlice; the first's last error: %v", b.Stale, watchers[0].lastErr.Load())
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	others := h.otherCPU()
+	b.KubeCPU, b.HarnessCPU = others[0]-others0[0], others[1]-others0[1]
+	for _, w := range watchers {
+		b.Events += w.events.Load()
+		b.Bytes += w.bytes.Load()
+	}
+	b.Events /= int64(len(watchers))
+	b.Bytes /= int64(len(watchers))
+	return b, nil
+}
+
+// sliceWatcher watches every EndpointSlice and counts the scenario's:
+// the ingest only creates them, each once.
+type sliceWatcher struct {
+	c         *client
+	namespace string
+	rv        string
+	slices    atomic.Int64
+	events    atomic.Int64
+	bytes     atomic.Int64
+	lastErr   atomic.Value // string
+}
+
+// run watches from the current state, an ADDED event for each slice there
+// is, and resumes from the last resourceVersion.
+func (w *sliceWatcher) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		if err := w.watch(ctx); err != nil && ctx.Err() == nil {
+			w.lastErr.Store(err.Error())
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+func (w *sliceWatcher) watch(ctx context.Context) error {
+	query := url.Values{"watch": {"true"}, "resourceVersion": {w.rv}, "timeoutSeconds": {fmt.Sprint(int(watchTimeout.Seconds()))}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.c.base+kubeProxySlices+"&"+query.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", runtime.ContentTypeProtobuf)
+	resp, err := w.c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("watching EndpointSlices: %w", err)
+	}
+	defer resp.Body.Close()
+	body := &countingReader{r: resp.Body, n: &w.bytes}
+	if resp.StatusCode != http.StatusOK {
+		text, _ := io.ReadAll(io.LimitReader(body, 512))
+		return fmt.Errorf("watching EndpointSlices: %s: %s", resp.Status, text)
+	}
+	frames := protoFrames(kubeProtobuf, io.NopCloser(body))
+	for {
+		typ, obj, err := nextEvent(frames, kubeProtobuf)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the watch of EndpointSlices: %w", err)
+		}
+		slice, ok := obj.(*discoveryv1.EndpointSlice)
+		if !ok {
+			return fmt.Errorf("a %s event holds a %T", typ, obj)
+		}
+		w.events.Add(1)
+		w.rv = slice.ResourceVersion
+		if typ == "ADDED" && slice.Namespace == w.namespace {
+			w.slices.Add(1)
+		}
+	}
+}
