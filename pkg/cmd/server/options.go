@@ -100,17 +100,8 @@ func NewOptions() *Options {
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: v1alpha1.GroupName})
-	o.RecommendedOptions.SecureServing.HTTP2MaxStreamsPerConnection = defaultHTTP2MaxStreams
 	return o
 }
-
-// defaultHTTP2MaxStreams is gridview's --http2-max-streams-per-connection.
-// The aggregator carries every node's watch on as few connections as the
-// server allows, and the HTTP/2 server's write scheduler visits each open
-// stream of a connection for every frame it writes: at the recommended
-// 1,000 streams that scan was a sixth of gridview-apiserver's CPU while
-// 2,000 watchers followed node moves at edge-10k, a fiftieth at 100.
-const defaultHTTP2MaxStreams = 100
 
 // AddFlags adds the options' flags to fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {

@@ -227,28 +227,3 @@ func TestTuneCollector(t *testing.T) {
 		})
 	}
 }
-
-// TestHTTP2MaxStreamsDefault checks gridview's default streams per HTTP/2
-// connection, which the flag still overrides.
-func TestHTTP2MaxStreamsDefault(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want int
-	}{
-		{name: "default", want: defaultHTTP2MaxStreams},
-		{name: "flag", args: []string{"--http2-max-streams-per-connection=1000"}, want: 1000},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := NewOptions()
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			o.AddFlags(fs)
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			if got := o.RecommendedOptions.SecureServing.HTTP2MaxStreamsPerConnection; got != tc.want {
-				t.Errorf("streams per connection %d, want %d", got, tc.want)
-			}
-		})
-	}
-}
