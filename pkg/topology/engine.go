@@ -87,8 +87,9 @@ type Engine struct {
 	// filled by readers, which may run concurrently.
 	sortedNodes    atomic.Pointer[[]string]
 	servicesSorted atomic.Pointer[[]types.NamespacedName]
-	// nodeGeneration counts the changes of the known nodes or their labels:
-	// what RouteCounts depends on besides a Service's views. nodeChanges
+	// nodeGeneration counts the changes of the known nodes or of the labels
+	// Services read: what RouteCounts depends on besides a Service's views.
+	// nodeChanges
 	// are the latest of them, from which counts cached a few generations
 	// ago are brought up to date instead of counted again.
 	nodeGeneration uint64

@@ -42,7 +42,8 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 		e.sortedNodes.Store(nil)
 	}
 	labels = maps.Clone(labels)
-	if !known || !maps.Equal(old, labels) {
+	// A label no Service reads moves no route.
+	if !known || !maps.Equal(e.readLabels(old), e.readLabels(labels)) {
 		e.nodeChanged(nodeChange{name: name, old: old, known: known, new: labels, kept: true})
 	}
 	e.byLabel.remove(name, old)
@@ -142,8 +143,9 @@ func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) s
 // as bringing them up to date through a few hundred changes.
 const nodeChangesKept = 256
 
-// nodeChange is a node that appeared, went or changed labels. The label
-// maps are the engine's, never modified.
+// nodeChange is a node that appeared, went or changed labels: of its labels
+// before and after, those some Service reads, all a route reads. A Service
+// that reads another key came since, and has no counts from before.
 type nodeChange struct {
 	generation  uint64
 	name        string
@@ -155,11 +157,23 @@ type nodeChange struct {
 func (e *Engine) nodeChanged(c nodeChange) {
 	e.nodeGeneration++
 	c.generation = e.nodeGeneration
+	c.old, c.new = e.readLabels(c.old), e.readLabels(c.new)
 	if len(e.nodeChanges) == 2*nodeChangesKept {
 		// Copied, so that the dropped half's labels can be collected.
 		e.nodeChanges = append(make([]nodeChange, 0, 2*nodeChangesKept), e.nodeChanges[nodeChangesKept:]...)
 	}
 	e.nodeChanges = append(e.nodeChanges, c)
+}
+
+// readLabels returns the labels some Service reads.
+func (e *Engine) readLabels(labels map[string]string) map[string]string {
+	out := map[string]string{}
+	for key := range e.keyServices {
+		if value, ok := labels[key]; ok {
+			out[key] = value
+		}
+	}
+	return out
 }
 
 // nodeChangesSince returns the node changes after a generation; false when

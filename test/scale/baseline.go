@@ -24,10 +24,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 )
@@ -83,8 +85,19 @@ func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
 	defer cancel()
 	watchers := make([]*sliceWatcher, len(h.watchers))
 	for i := range watchers {
-		watchers[i] = &sliceWatcher{c: h.c, namespace: h.m.Namespace}
+		watchers[i] = &sliceWatcher{c: h.c, namespace: h.m.Namespace, watching: make(chan struct{})}
 		go watchers[i].run(ctx)
+	}
+	// As the node watchers are before the gridview run writes.
+	deadline := time.After(5 * time.Minute)
+	for _, w := range watchers {
+		select {
+		case <-w.watching:
+		case <-deadline:
+			return nil, fmt.Errorf("a watch of EndpointSlices not established within 5m: %v", w.lastErr.Load())
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	phases, err := h.scenarioJobs(ctx)
 	if err != nil {
@@ -100,20 +113,22 @@ func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
 	lastWrite := time.Now()
 	b.WriteTime = lastWrite.Sub(start)
 	h.logf("wrote %d objects in %s; waiting for every watcher to hold every EndpointSlice", b.Objects, ms(b.WriteTime))
-	want, deadline := int64(len(h.m.SliceByID)), lastWrite.Add(h.cfg.CurrentTimeout)
+	want, timeout := int64(len(h.m.SliceByID)), lastWrite.Add(h.cfg.CurrentTimeout)
 	for {
+		var stale *sliceWatcher
 		b.Stale = 0
 		for _, w := range watchers {
 			if w.slices.Load() != want {
 				b.Stale++
+				stale = w
 			}
 		}
 		if b.Stale == 0 {
 			b.Current = time.Since(lastWrite)
 			break
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			h.logf("%d watchers without every EndpointSlice; the first's last error: %v", b.Stale, watchers[0].lastErr.Load())
+		if time.Now().After(timeout) || ctx.Err() != nil {
+			h.logf("%d watchers without every EndpointSlice; one holds %d of %d, its last error: %v", b.Stale, stale.slices.Load(), want, stale.lastErr.Load())
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -130,7 +145,8 @@ func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
 }
 
 // sliceWatcher watches every EndpointSlice and counts the scenario's:
-// the ingest only creates them, each once.
+// the ingest only creates them, each once, and a watch resumed from the last
+// resourceVersion sends none again.
 type sliceWatcher struct {
 	c         *client
 	namespace string
@@ -139,16 +155,25 @@ type sliceWatcher struct {
 	events    atomic.Int64
 	bytes     atomic.Int64
 	lastErr   atomic.Value // string
+	// watching is closed once the first watch was accepted.
+	watching chan struct{}
+	once     sync.Once
 }
 
 // run watches from the current state, an ADDED event for each slice there
-// is, and resumes from the last resourceVersion.
+// is, and resumes from the last resourceVersion; after a 410 it stops, its
+// count short, and the baseline fails.
 func (w *sliceWatcher) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		if err := w.watch(ctx); err != nil && ctx.Err() == nil {
-			w.lastErr.Store(err.Error())
-			time.Sleep(time.Second)
+		err := w.watch(ctx)
+		if err == nil || ctx.Err() != nil {
+			continue
 		}
+		w.lastErr.Store(err.Error())
+		if errors.Is(err, errExpired) {
+			return
+		}
+		time.Sleep(time.Second)
 	}
 }
 
@@ -165,10 +190,15 @@ func (w *sliceWatcher) watch(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	body := &countingReader{r: resp.Body, n: &w.bytes}
+	if resp.StatusCode == http.StatusGone {
+		text, _ := io.ReadAll(io.LimitReader(body, 4096))
+		return expiredError("HTTP 410: " + statusMessage(text))
+	}
 	if resp.StatusCode != http.StatusOK {
 		text, _ := io.ReadAll(io.LimitReader(body, 512))
 		return fmt.Errorf("watching EndpointSlices: %s: %s", resp.Status, text)
 	}
+	w.once.Do(func() { close(w.watching) })
 	frames := protoFrames(kubeProtobuf, io.NopCloser(body))
 	for {
 		typ, obj, err := nextEvent(frames, kubeProtobuf)
@@ -177,6 +207,9 @@ func (w *sliceWatcher) watch(ctx context.Context) error {
 		}
 		if err != nil {
 			return fmt.Errorf("reading the watch of EndpointSlices: %w", err)
+		}
+		if status, ok := obj.(*metav1.Status); ok && status.Code == http.StatusGone {
+			return expiredError("ERROR event: " + status.Message)
 		}
 		slice, ok := obj.(*discoveryv1.EndpointSlice)
 		if !ok {

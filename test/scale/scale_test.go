@@ -31,7 +31,7 @@ import (
 // GRIDVIEW_SCALE_STRICT=1, part of `make test`. Without SCALE it is skipped,
 // so that `go test ./...` does not start a control plane.
 func TestScale(t *testing.T) {
-	ctx, cfg, h, logDir := startHarness(t)
+	ctx, cfg, h, logDir := startHarness(t, "scale-logs")
 	runErr := h.Run(ctx)
 	h.Stop()
 	// The table either way: a harness error still leaves what was measured.
@@ -52,7 +52,7 @@ func TestScale(t *testing.T) {
 // many watchers of every EndpointSlice, as vanilla kube-proxy reads them,
 // without gridview. `make test` runs it at edge-1k.
 func TestScaleBaseline(t *testing.T) {
-	ctx, _, h, logDir := startHarness(t)
+	ctx, _, h, logDir := startHarness(t, "scale-baseline-logs")
 	b, err := h.RunBaseline(ctx)
 	if err != nil {
 		t.Fatalf("the baseline failed (logs in %s): %v", logDir, err)
@@ -64,8 +64,8 @@ func TestScaleBaseline(t *testing.T) {
 }
 
 // startHarness starts a local control plane and the harness for SCALE, or
-// skips without it.
-func startHarness(t *testing.T) (context.Context, Config, *Harness, string) {
+// skips without it; the processes' logs go to _output/<logs>, emptied first.
+func startHarness(t *testing.T, logs string) (context.Context, Config, *Harness, string) {
 	t.Helper()
 	cfg, ok, err := ConfigFromEnv()
 	if !ok {
@@ -85,7 +85,7 @@ func startHarness(t *testing.T) (context.Context, Config, *Harness, string) {
 	if err := localcluster.Preflight(binDir); err != nil {
 		t.Fatalf("the scale harness needs a local control plane; run it as root with `make scale` (or `make tools build` first): %v", err)
 	}
-	logDir := filepath.Join(root, "_output", "scale-logs")
+	logDir := filepath.Join(root, "_output", logs)
 	if err := os.RemoveAll(logDir); err != nil {
 		t.Fatal(err)
 	}
