@@ -89,9 +89,8 @@ type Engine struct {
 	servicesSorted atomic.Pointer[[]types.NamespacedName]
 	// nodeGeneration counts the changes of the known nodes or of the labels
 	// Services read: what RouteCounts depends on besides a Service's views.
-	// nodeChanges
-	// are the latest of them, from which counts cached a few generations
-	// ago are brought up to date instead of counted again.
+	// nodeChanges are the latest of them, from which counts cached a few
+	// generations ago are brought up to date instead of counted again.
 	nodeGeneration uint64
 	nodeChanges    []nodeChange
 	// stamp is what the caller said the next mutations are: views derived

@@ -43,8 +43,8 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 	}
 	labels = maps.Clone(labels)
 	// A label no Service reads moves no route.
-	if !known || !maps.Equal(e.readLabels(old), e.readLabels(labels)) {
-		e.nodeChanged(nodeChange{name: name, old: old, known: known, new: labels, kept: true})
+	if before, after := e.readLabels(old), e.readLabels(labels); !known || !maps.Equal(before, after) {
+		e.nodeChanged(nodeChange{name: name, old: before, known: known, new: after, kept: true})
 	}
 	e.byLabel.remove(name, old)
 	for _, g := range e.groupings {
@@ -64,7 +64,7 @@ func (e *Engine) deleteNode(name string) {
 		for _, g := range e.groupings {
 			g.remove(name, old)
 		}
-		e.nodeChanged(nodeChange{name: name, old: old, known: true})
+		e.nodeChanged(nodeChange{name: name, old: e.readLabels(old), known: true})
 	}
 	e.byLabel.remove(name, e.nodes[name])
 	delete(e.nodes, name)
@@ -144,8 +144,9 @@ func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) s
 const nodeChangesKept = 256
 
 // nodeChange is a node that appeared, went or changed labels: of its labels
-// before and after, those some Service reads, all a route reads. A Service
-// that reads another key came since, and has no counts from before.
+// before and after, those some Service read then (readLabels), all a route
+// reads. A Service that reads another key came since, and has no counts
+// from before.
 type nodeChange struct {
 	generation  uint64
 	name        string
@@ -157,7 +158,6 @@ type nodeChange struct {
 func (e *Engine) nodeChanged(c nodeChange) {
 	e.nodeGeneration++
 	c.generation = e.nodeGeneration
-	c.old, c.new = e.readLabels(c.old), e.readLabels(c.new)
 	if len(e.nodeChanges) == 2*nodeChangesKept {
 		// Copied, so that the dropped half's labels can be collected.
 		e.nodeChanges = append(make([]nodeChange, 0, 2*nodeChangesKept), e.nodeChanges[nodeChangesKept:]...)
