@@ -39,10 +39,12 @@ import (
 // does, so that the time gridview's views take to be current can be read
 // against what the same control plane and harness take without them.
 
-// kubeProxySlices is what kube-proxy watches: every EndpointSlice but a
-// headless Service's or one another proxy serves.
-const kubeProxySlices = "/apis/discovery.k8s.io/v1/endpointslices?labelSelector=" +
-	"!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
+// endpointSlicesPath is every EndpointSlice, and kubeProxySelector those
+// kube-proxy watches: not a headless Service's nor one another proxy serves.
+const (
+	endpointSlicesPath = "/apis/discovery.k8s.io/v1/endpointslices"
+	kubeProxySelector  = "!service.kubernetes.io/headless,!service.kubernetes.io/service-proxy-name"
+)
 
 var kubeProtobuf, _ = runtime.SerializerInfoForMediaType(kubescheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 
@@ -89,15 +91,10 @@ func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
 		go watchers[i].run(ctx)
 	}
 	// As the node watchers are before the gridview run writes.
-	deadline := time.After(5 * time.Minute)
-	for _, w := range watchers {
-		select {
-		case <-w.watching:
-		case <-deadline:
-			return nil, fmt.Errorf("a watch of EndpointSlices not established within 5m: %v", w.lastErr.Load())
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	if err := awaitWatches(ctx, watchers, func(w *sliceWatcher) <-chan struct{} { return w.watching }, func(w *sliceWatcher) error {
+		return fmt.Errorf("a watch of EndpointSlices not established within %s: %v", establishTimeout, w.lastErr.Load())
+	}); err != nil {
+		return nil, err
 	}
 	phases, err := h.scenarioJobs(ctx)
 	if err != nil {
@@ -178,25 +175,16 @@ func (w *sliceWatcher) run(ctx context.Context) {
 }
 
 func (w *sliceWatcher) watch(ctx context.Context) error {
-	query := url.Values{"watch": {"true"}, "resourceVersion": {w.rv}, "timeoutSeconds": {fmt.Sprint(int(watchTimeout.Seconds()))}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.c.base+kubeProxySlices+"&"+query.Encode(), nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", runtime.ContentTypeProtobuf)
-	resp, err := w.c.http.Do(req)
+	query := url.Values{"labelSelector": {kubeProxySelector}, "watch": {"true"}, "resourceVersion": {w.rv},
+		"timeoutSeconds": {fmt.Sprint(int(watchTimeout.Seconds()))}}
+	resp, err := w.c.get(ctx, endpointSlicesPath, query, EncodingProtobuf)
 	if err != nil {
 		return fmt.Errorf("watching EndpointSlices: %w", err)
 	}
 	defer resp.Body.Close()
 	body := &countingReader{r: resp.Body, n: &w.bytes}
-	if resp.StatusCode == http.StatusGone {
-		text, _ := io.ReadAll(io.LimitReader(body, 4096))
-		return expiredError("HTTP 410: " + statusMessage(text))
-	}
-	if resp.StatusCode != http.StatusOK {
-		text, _ := io.ReadAll(io.LimitReader(body, 512))
-		return fmt.Errorf("watching EndpointSlices: %s: %s", resp.Status, text)
+	if err := watchStatusError("watching EndpointSlices", resp, body); err != nil {
+		return err
 	}
 	w.once.Do(func() { close(w.watching) })
 	frames := protoFrames(kubeProtobuf, io.NopCloser(body))

@@ -115,20 +115,33 @@ func (h *Harness) startWatchers(ctx context.Context) error {
 	for _, w := range h.watchers {
 		w.Start(ctx)
 	}
-	// Each watcher lists first; kube-apiserver throttles thousands of lists
-	// at once (429), which they retry.
-	const establish = 5 * time.Minute
-	deadline := time.After(establish)
-	for _, w := range h.watchers {
+	if err := awaitWatches(ctx, h.watchers, (*Watcher).Watching, func(w *Watcher) error {
+		return fmt.Errorf("the watch of %s not established within %s: %v", w.Node, establishTimeout, w.LastError())
+	}); err != nil {
+		return err
+	}
+	h.logf("%d watchers listed and watching in %s", len(h.watchers), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// establishTimeout bounds how long watchers take to establish their watches:
+// each lists first, and kube-apiserver throttles thousands of lists at once
+// (429), which they retry.
+const establishTimeout = 5 * time.Minute
+
+// awaitWatches waits until every watcher's watching channel is closed; at
+// establishTimeout it returns late's error for the first still waiting.
+func awaitWatches[W any](ctx context.Context, watchers []W, watching func(W) <-chan struct{}, late func(W) error) error {
+	deadline := time.After(establishTimeout)
+	for _, w := range watchers {
 		select {
-		case <-w.Watching():
+		case <-watching(w):
 		case <-deadline:
-			return fmt.Errorf("the watch of %s not established within %s: %v", w.Node, establish, w.LastError())
+			return late(w)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	h.logf("%d watchers listed and watching in %s", len(h.watchers), time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

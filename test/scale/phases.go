@@ -111,7 +111,7 @@ func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
 		if cont != "" {
 			query.Set("continue", cont)
 		}
-		resp, err := h.c.get(ctx, query, EncodingJSON)
+		resp, err := h.c.get(ctx, nodeEndpointsPath, query, EncodingJSON)
 		if err != nil {
 			time.Sleep(100 * time.Millisecond)
 			continue

@@ -59,8 +59,9 @@ type client struct {
 	encoding  string // EncodingProtobuf or EncodingJSON
 }
 
-func (c *client) get(ctx context.Context, query url.Values, encoding string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+nodeEndpointsPath+"?"+query.Encode(), nil)
+// get reads a resource of kube-apiserver: nodeEndpointsPath, or another.
+func (c *client) get(ctx context.Context, path string, query url.Values, encoding string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path+"?"+query.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +208,14 @@ func (w *Watcher) selector() url.Values {
 }
 
 func (w *Watcher) list(ctx context.Context) error {
-	resp, err := w.c.get(ctx, w.selector(), w.c.encoding)
+	resp, err := w.c.get(ctx, nodeEndpointsPath, w.selector(), w.c.encoding)
 	if err != nil {
 		return fmt.Errorf("listing the views of %s: %w", w.Node, err)
 	}
 	defer resp.Body.Close()
 	body := &countingReader{r: resp.Body, n: &w.bytes}
 	if resp.StatusCode != http.StatusOK {
-		return statusError("listing", w.Node, resp, body)
+		return statusError("listing the views of "+w.Node, resp, body)
 	}
 	list := &wireList{}
 	if w.c.encoding == EncodingProtobuf {
@@ -246,18 +247,14 @@ func (w *Watcher) watch(ctx context.Context) error {
 	query.Set("allowWatchBookmarks", "true")
 	query.Set("resourceVersion", w.ResourceVersion())
 	query.Set("timeoutSeconds", fmt.Sprint(int(watchTimeout.Seconds())))
-	resp, err := w.c.get(ctx, query, w.c.encoding)
+	resp, err := w.c.get(ctx, nodeEndpointsPath, query, w.c.encoding)
 	if err != nil {
 		return fmt.Errorf("watching the views of %s: %w", w.Node, err)
 	}
 	defer resp.Body.Close()
 	body := &countingReader{r: resp.Body, n: &w.bytes}
-	if resp.StatusCode == http.StatusGone {
-		data, _ := io.ReadAll(io.LimitReader(body, 4096))
-		return expiredError("HTTP 410: " + statusMessage(data))
-	}
-	if resp.StatusCode != http.StatusOK {
-		return statusError("watching", w.Node, resp, body)
+	if err := watchStatusError("watching the views of "+w.Node, resp, body); err != nil {
+		return err
 	}
 	w.watches.Add(1)
 	w.once.Do(func() { close(w.watched) })
@@ -377,7 +374,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func statusError(what, node string, resp *http.Response, body io.Reader) error {
+// statusError is a response other than 200 to what the request did.
+func statusError(what string, resp *http.Response, body io.Reader) error {
 	text, _ := io.ReadAll(io.LimitReader(body, 512))
-	return fmt.Errorf("%s the views of %s: %s: %s", what, node, resp.Status, text)
+	return fmt.Errorf("%s: %s: %s", what, resp.Status, text)
+}
+
+// watchStatusError is a watch's response other than 200: errExpired for a
+// 410, which the watcher answers with a list, else a statusError.
+func watchStatusError(what string, resp *http.Response, body io.Reader) error {
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return nil
+	case http.StatusGone:
+		data, _ := io.ReadAll(io.LimitReader(body, 4096))
+		return expiredError("HTTP 410: " + statusMessage(data))
+	}
+	return statusError(what, resp, body)
 }
