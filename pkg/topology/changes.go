@@ -281,28 +281,38 @@ func appendChanges(changed []SliceChange, svc types.NamespacedName, t *target, b
 		return appendSliceChanges(changed, svc, before.all, after.all, nil)
 	}
 	var pairs [][2]*View
-	pairNodes := map[[2]*View][]string{}
-	add := func(pair [2]*View, nodes ...string) {
+	// Each pair's nodes are kept as the parts they come in, then joined
+	// into one list of their exact size: the history holds these lists.
+	pairParts := map[[2]*View][][]string{}
+	add := func(pair [2]*View, nodes []string) {
 		if pair[0] == pair[1] {
 			return
 		}
-		if _, seen := pairNodes[pair]; !seen {
+		if _, seen := pairParts[pair]; !seen {
 			pairs = append(pairs, pair)
 		}
-		pairNodes[pair] = append(pairNodes[pair], nodes...)
+		pairParts[pair] = append(pairParts[pair], nodes)
 	}
-	if before.byNode == nil && after.byNode == nil {
+	byGroup := before.byNode == nil && after.byNode == nil
+	if byGroup {
 		for g, group := range t.groups {
-			add([2]*View{before.ofGroup(g), after.ofGroup(g)}, group...)
+			add([2]*View{before.ofGroup(g), after.ofGroup(g)}, group)
 		}
 	} else {
 		t.flatten()
-		for i, node := range t.nodes {
-			add([2]*View{before.of(t, i), after.of(t, i)}, node)
+		for i := range t.nodes {
+			add([2]*View{before.of(t, i), after.of(t, i)}, t.nodes[i:i+1])
 		}
 	}
 	for _, pair := range pairs {
-		changed = appendSliceChanges(changed, svc, pair[0], pair[1], pairNodes[pair])
+		parts := pairParts[pair]
+		// A group's list is never modified, only replaced (see
+		// nodeGroups.add), so a pair of one group shares it.
+		nodes := parts[0]
+		if len(parts) > 1 || !byGroup {
+			nodes = slices.Concat(parts...)
+		}
+		changed = appendSliceChanges(changed, svc, pair[0], pair[1], nodes)
 	}
 	return changed
 }

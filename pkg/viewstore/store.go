@@ -52,11 +52,14 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
-// DefaultOptions keep the last 100,000 changes in at most about 128 MiB (a
-// thousand flips of a 100-endpoint slice every node sees take 26 MB, a
-// thousand changes each for 1,000 nodes 16 MB), and let a node's watcher lag
-// a node move in a 10,000-Service cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 8 << 20, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
+// DefaultOptions keep the last 100,000 changes in at most about 64 MiB: at
+// edge-10k, 1,000 flips in random Services (a tenth unannotated, a
+// hundredth in the 10,000-endpoint one) weigh 10 MiB, 1,000 flips of a
+// 100-endpoint slice every node sees 25 MiB; a node move weighs about 2 MiB,
+// counting the views the moved node left and joined whole though other nodes
+// still share them. A node's watcher may lag a node move in a 10,000-Service
+// cluster behind.
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4 << 20, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
