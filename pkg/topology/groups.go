@@ -57,7 +57,13 @@ func (g *nodeGroups) add(node string, labels map[string]string) {
 	id := string(g.valuesOf(labels, nil))
 	group := g.groups[id]
 	i, _ := slices.BinarySearch(group, node)
-	g.groups[id] = slices.Insert(slices.Clip(group), i, node)
+	// A new list of the exact size, never the old one grown: changes in
+	// the history share a group's list (see appendChanges).
+	grown := make([]string, len(group)+1)
+	copy(grown, group[:i])
+	grown[i] = node
+	copy(grown[i+1:], group[i:])
+	g.groups[id] = grown
 }
 
 func (g *nodeGroups) remove(node string, labels map[string]string) {
