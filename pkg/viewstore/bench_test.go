@@ -142,16 +142,20 @@ func BenchmarkIngestEdge10k(b *testing.B) {
 	}
 }
 
-// BenchmarkPagedListPageEdge10k serves one page of 500 of a cluster-wide
-// list of edge-10k's views, as a paged list between two writes does: from
-// the copy of the state the pages share.
+// BenchmarkPagedListPageEdge10k serves the pages of 500 of a cluster-wide
+// list of edge-10k's views one after another, as a paged list between two
+// writes does: from the copy of the state the pages share, each from where
+// the last one ended, most of them in the middle of a node's views.
 func BenchmarkPagedListPageEdge10k(b *testing.B) {
 	scenario := newEdge10k(10_000, benchServices)
 	s := New(DefaultOptions)
 	s.Load(scenario.nodes, scenario.services, scenario.slices)
+	opts := ListOptions{Limit: 500}
 	for b.Loop() {
-		if _, err := s.List(Filter{}, ListOptions{Limit: 500}); err != nil {
+		page, err := s.List(Filter{}, opts)
+		if err != nil {
 			b.Fatal(err)
 		}
+		opts.Continue = page.Continue
 	}
 }

@@ -24,18 +24,18 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 )
 
-// listAll pages through a list two items at a time.
-func listAll(t *testing.T, s *Store, f Filter) ([]string, error) {
+// listAll pages through a list limit items at a time.
+func listAll(t *testing.T, s *Store, f Filter, limit int64) ([]string, error) {
 	t.Helper()
 	var all []string
-	opts := ListOptions{Limit: 2}
+	opts := ListOptions{Limit: limit}
 	for {
 		page, err := s.List(f, opts)
 		if err != nil {
 			return all, err
 		}
-		if len(page.Items) > 2 {
-			t.Fatalf("a page of %d items, limit 2", len(page.Items))
+		if int64(len(page.Items)) > limit {
+			t.Fatalf("a page of %d items, limit %d", len(page.Items), limit)
 		}
 		all = append(all, names(page)...)
 		if page.Continue == "" {
@@ -45,19 +45,26 @@ func listAll(t *testing.T, s *Store, f Filter) ([]string, error) {
 	}
 }
 
+// Pages of one and two items end between two slices of one Service
+// (demo/plain's two) and between two Services of one node's views.
 func TestPagingReturnsTheWholeList(t *testing.T) {
 	s := newTestStore(t, testOptions)
+	second := slice("demo", "plain", "edge-2")
+	second.Name = "plain-y"
+	s.SetEndpointSlice(second)
 	for _, f := range []Filter{{}, {Namespace: "demo"}, {Fields: fields.OneTermEqualSelector(FieldNodeName, "edge-3")}} {
 		whole, err := s.List(f, ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		paged, err := listAll(t, s, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(paged, names(whole)) {
-			t.Errorf("filter %+v: pages %v, whole list %v", f, paged, names(whole))
+		for _, limit := range []int64{1, 2} {
+			paged, err := listAll(t, s, f, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(paged, names(whole)) {
+				t.Errorf("filter %+v, limit %d: pages %v, whole list %v", f, limit, paged, names(whole))
+			}
 		}
 	}
 }

@@ -19,6 +19,7 @@ package viewstore
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -140,7 +141,17 @@ func (r reader) forEach(f Filter, after *position, visit func(*topologyapi.NodeE
 			from, _ = slices.BinarySearch(nodes, after.Node)
 		}
 		for _, node := range nodes[from:] {
-			for _, svc := range inNamespace {
+			nodeServices := inNamespace
+			if after != nil && namespace == after.Namespace && node == after.Node {
+				// The Services before the position's come before it whole:
+				// a page that starts in the middle of a node's views derives
+				// none of theirs.
+				first, _ := slices.BinarySearchFunc(nodeServices, after.Service, func(svc types.NamespacedName, name string) int {
+					return strings.Compare(svc.Name, name)
+				})
+				nodeServices = nodeServices[first:]
+			}
+			for _, svc := range nodeServices {
 				for _, view := range r.sliceViews(node, svc) {
 					if after != nil && !after.before(namespace, node, svc.Name, view.Slice.Name) {
 						continue
