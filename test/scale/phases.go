@@ -90,12 +90,14 @@ func (h *Harness) pagedList(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { h.pagedListLoop(loopCtx, &pages) })
 	d := &Delivery{Kind: KindNonePaged}
+	stopProfile := h.profileChanges(ctx, len(h.R.Deliveries))
 	var err error
 	for range h.cfg.Repeats {
 		if err = h.measure(ctx, d, h.flip(h.m.ServicesOf(ModeNone, false))); err != nil {
 			break
 		}
 	}
+	stopProfile()
 	stop()
 	wg.Wait()
 	h.R.Deliveries = append(h.R.Deliveries, d)
