@@ -46,7 +46,9 @@ func listAll(t *testing.T, s *Store, f Filter, limit int64) ([]string, error) {
 }
 
 // Pages of one and two items end between two slices of one Service
-// (demo/plain's two) and between two Services of one node's views.
+// (demo/plain's two) and between two Services of one node's views; pages
+// of four also run on from a node in one namespace to the same node in the
+// next.
 func TestPagingReturnsTheWholeList(t *testing.T) {
 	s := newTestStore(t, testOptions)
 	second := slice("demo", "plain", "edge-2")
@@ -57,7 +59,7 @@ func TestPagingReturnsTheWholeList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, limit := range []int64{1, 2} {
+		for _, limit := range []int64{1, 2, 4} {
 			paged, err := listAll(t, s, f, limit)
 			if err != nil {
 				t.Fatal(err)
