@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -87,6 +88,9 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 	if opts.Limit < 0 {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("limit: invalid value %d: must not be negative", opts.Limit))
 	}
+	if _, oneNode := f.node(); !oneNode {
+		s.yieldToFeed()
+	}
 	r, listRV, after, unlock, err := s.startRead(f, opts)
 	if err != nil {
 		return nil, err
@@ -107,6 +111,33 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 	})
 	list.ResourceVersion = fmt.Sprint(listRV)
 	return list, nil
+}
+
+// A list that does not select one node, such as a page of a cluster-wide
+// list, waits for the feed to go quiet before it is built, at most
+// feedYieldLimit: its building and encoding share the CPUs with the
+// watchers that deliver a change to every node, and a node's routes wait on
+// that delivery, an operator's list does not. A watcher whose client stopped
+// reading delivers nothing, so it never holds lists back.
+const (
+	feedQuiet      = 5 * time.Millisecond
+	feedYieldLimit = 100 * time.Millisecond
+)
+
+func (s *Store) yieldToFeed() {
+	s.mu.RLock()
+	stream := s.stream
+	s.mu.RUnlock()
+	if stream == nil {
+		return
+	}
+	for deadline := time.Now().Add(feedYieldLimit); ; {
+		wait := feedQuiet - stream.SinceLastSent()
+		if wait <= 0 || !time.Now().Before(deadline) {
+			return
+		}
+		time.Sleep(min(wait, time.Until(deadline)))
+	}
 }
 
 // startRead checks a list's parameters and returns a reader of the state it

@@ -99,15 +99,22 @@ type Stream struct {
 	rv       uint64
 	history  *history
 	watchers *watchers
+	activity *activity
 }
 
 // New starts a stream at resourceVersion rv.
 func New(rv uint64, options Options) *Stream {
 	options.Metrics.orNone()
-	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize, options.HistoryWeight)}
+	s := &Stream{options: options, rv: rv, history: newHistory(options.HistorySize, options.HistoryWeight), activity: newActivity()}
 	s.history.reset(rv)
 	s.watchers = newWatchers(options.ShardOf, &s.options.Metrics)
 	return s
+}
+
+// SinceLastSent is how long ago a watcher last handed an event to its
+// client (bookmarks aside); since the stream began when none has.
+func (s *Stream) SinceLastSent() time.Duration {
+	return s.activity.sinceLastSent()
 }
 
 // Held returns how many entries the history holds and their weight.
@@ -259,7 +266,7 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 		}
 		initial = func() []watch.Event { return events }
 	}
-	w := newWatcher(f, opts.Bookmarks, initial, s.watchers.remove, &s.options)
+	w := newWatcher(f, opts.Bookmarks, initial, s.watchers.remove, &s.options, s.activity)
 	s.watchers.add(w)
 	go func() {
 		select {

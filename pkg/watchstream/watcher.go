@@ -29,6 +29,7 @@ type watcher struct {
 	bookmarks bool
 	remove    func(*watcher)
 	options   *Options
+	activity  *activity
 
 	// initial makes the events the watcher starts with; its goroutine calls
 	// it before sending anything.
@@ -50,9 +51,9 @@ type watcher struct {
 
 var _ watch.Interface = &watcher{}
 
-func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, remove func(*watcher), options *Options) *watcher {
+func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, remove func(*watcher), options *Options, activity *activity) *watcher {
 	w := &watcher{
-		filter: filter, bookmarks: bookmarks, remove: remove, options: options,
+		filter: filter, bookmarks: bookmarks, remove: remove, options: options, activity: activity,
 		initial: initial,
 		limit:   options.WatcherBuffer,
 		wake:    make(chan struct{}, 1),
@@ -164,6 +165,7 @@ func (w *watcher) run() {
 		case w.result <- event:
 			if event.Type != watch.Bookmark {
 				w.options.Metrics.EventsSent.Inc()
+				w.activity.sent()
 			}
 		case <-w.done:
 			return
