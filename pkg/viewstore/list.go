@@ -114,13 +114,15 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 }
 
 // A list that does not select one node, such as a page of a cluster-wide
-// list, waits for the feed to go quiet before it is built, at most
-// feedYieldLimit: its building and encoding share the CPUs with the
-// watchers that deliver a change to every node, and a node's routes wait on
-// that delivery, an operator's list does not. A watcher whose client stopped
-// reading delivers nothing, so it never holds lists back.
+// list, waits while the watchers hand a change to their clients, at most
+// feedYieldLimit: its building and encoding share the CPUs with that
+// delivery, and nodes' routes wait on the delivery, an operator's list does
+// not. The feed counts as busy only within feedFanOut of a change, and only
+// while events are handed over: a client that stopped reading never holds
+// lists back, and one that reads slowly only in that window.
 const (
 	feedQuiet      = 5 * time.Millisecond
+	feedFanOut     = 100 * time.Millisecond
 	feedYieldLimit = 100 * time.Millisecond
 )
 
@@ -131,12 +133,12 @@ func (s *Store) yieldToFeed() {
 	if stream == nil {
 		return
 	}
-	for deadline := time.Now().Add(feedYieldLimit); ; {
-		wait := feedQuiet - stream.SinceLastSent()
-		if wait <= 0 || !time.Now().Before(deadline) {
+	for deadline := time.Now().Add(feedYieldLimit); stream.Delivering(feedQuiet, feedFanOut); {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return
 		}
-		time.Sleep(min(wait, time.Until(deadline)))
+		time.Sleep(min(feedQuiet, left))
 	}
 }
 

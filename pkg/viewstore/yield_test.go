@@ -23,31 +23,35 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
-// A list that does not select one node starts once no watcher has handed
-// its client an event for feedQuiet, and waits at most feedYieldLimit while
-// the feed stays busy; a node's own list and a watcher whose client stopped
-// reading never wait or hold it back.
+// A list that does not select one node waits while watchers hand a change
+// to their clients, at most feedYieldLimit; a node's own list never waits,
+// and neither a client that stopped reading nor one reading its initial
+// events long after a change makes lists wait.
 func TestListsYieldToTheFeed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := New(testOptions)
-		plain := slice("demo", "plain", "edge-1")
-		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "a")}, []*corev1.Service{service("demo", "plain", nil, nil)}, []*discoveryv1.EndpointSlice{plain})
-		reading, err := s.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
-		if err != nil {
-			t.Fatal(err)
+		plain, echo := slice("demo", "plain", "edge-1"), slice("demo", "echo", "edge-2")
+		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "b")},
+			[]*corev1.Service{service("demo", "plain", nil, nil), service("demo", "echo", nil, anyMatchUnit)},
+			[]*discoveryv1.EndpointSlice{plain, echo})
+		watchNode := func(node string, initial bool) watch.Interface {
+			t.Helper()
+			w, err := s.Watch(t.Context(), nodeWatch(node), watchstream.WatchOptions{SendInitialEvents: ptr.To(initial)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			return w
 		}
-		defer reading.Stop()
-		// edge-2's client never reads: its first event stays in the hand-off.
-		stalled, err := s.Watch(t.Context(), nodeWatch("edge-2"), watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer stalled.Stop()
+		reading := watchNode("edge-1", false)
+		// edge-2's client never reads.
+		watchNode("edge-2", false)
 		listTook := func(f Filter) time.Duration {
 			t.Helper()
 			start := time.Now()
@@ -56,10 +60,8 @@ func TestListsYieldToTheFeed(t *testing.T) {
 			}
 			return time.Since(start)
 		}
-
-		time.Sleep(feedQuiet)
 		if took := listTook(Filter{}); took != 0 {
-			t.Errorf("a cluster-wide list on a quiet feed waited %s", took)
+			t.Errorf("a cluster-wide list before any change waited %s", took)
 		}
 
 		flip(s, plain)
@@ -69,12 +71,28 @@ func TestListsYieldToTheFeed(t *testing.T) {
 			t.Errorf("a node's list waited %s for the feed", took)
 		}
 		if took := listTook(Filter{}); took != feedQuiet {
-			t.Errorf("a cluster-wide list just after an event was delivered waited %s, want %s", took, feedQuiet)
+			t.Errorf("a cluster-wide list just after a change was handed over waited %s, want %s", took, feedQuiet)
 		}
-		// edge-2's event still waits for its client.
+
+		// A change only edge-2 sees waits in its hand-off.
+		flip(s, echo)
+		synctest.Wait()
 		if took := listTook(Filter{}); took != 0 {
-			t.Errorf("a cluster-wide list beside a stalled watcher waited %s", took)
+			t.Errorf("a cluster-wide list after a change only a stalled client sees waited %s", took)
 		}
+
+		// edge-1 reads its initial events slowly, long after the last change.
+		time.Sleep(feedFanOut)
+		slow := watchNode("edge-1", true)
+		<-slow.ResultChan()
+		synctest.Wait()
+		if took := listTook(Filter{}); took != 0 {
+			t.Errorf("a cluster-wide list beside a node reading its initial events waited %s", took)
+		}
+		go func() {
+			for range slow.ResultChan() {
+			}
+		}()
 
 		// A change every millisecond keeps the feed busy.
 		done := make(chan struct{})

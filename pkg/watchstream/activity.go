@@ -21,24 +21,26 @@ import (
 	"time"
 )
 
-// activity records when the stream last handed an event to a client's
-// watch, on the monotonic clock, so that bulk reads can tell a change
-// being fanned out from a quiet feed. A watcher whose client stopped
-// reading hands nothing over, so it never makes the feed look busy.
+// activity records when the stream last published a change and when a
+// watcher last handed an event to its client, on the monotonic clock, so
+// that bulk reads can tell a change being fanned out from a quiet feed.
 type activity struct {
 	start time.Time
-	// last is when the last event was handed over, as time since start.
-	last atomic.Int64
+	// published and sent are when the last change was published and the
+	// last event handed over, as time since start plus one; zero is never.
+	published, sent atomic.Int64
 }
 
 func newActivity() *activity {
 	return &activity{start: time.Now()}
 }
 
-func (a *activity) sent() {
-	a.last.Store(int64(time.Since(a.start)))
+func (a *activity) record(at *atomic.Int64) {
+	at.Store(int64(time.Since(a.start)) + 1)
 }
 
-func (a *activity) sinceLastSent() time.Duration {
-	return time.Since(a.start) - time.Duration(a.last.Load())
+// within says whether at was recorded less than d ago.
+func (a *activity) within(at *atomic.Int64, d time.Duration) bool {
+	last := at.Load()
+	return last != 0 && time.Since(a.start)-time.Duration(last-1) < d
 }

@@ -111,10 +111,13 @@ func New(rv uint64, options Options) *Stream {
 	return s
 }
 
-// SinceLastSent is how long ago a watcher last handed an event to its
-// client (bookmarks aside); since the stream began when none has.
-func (s *Stream) SinceLastSent() time.Duration {
-	return s.activity.sinceLastSent()
+// Delivering says whether watchers are still handing a recent change to
+// their clients: a change was published within window, and a watcher
+// handed an event (bookmarks aside) to its client within quiet. A client
+// that reads slowly, or a node reading its initial events, makes the feed
+// look busy only in the window after a change.
+func (s *Stream) Delivering(quiet, window time.Duration) bool {
+	return s.activity.within(&s.activity.published, window) && s.activity.within(&s.activity.sent, quiet)
 }
 
 // Held returns how many entries the history holds and their weight.
@@ -144,6 +147,7 @@ func (s *Stream) Publish(e *Event) {
 func (s *Stream) PublishEntry(e Entry) {
 	s.rv = e.ResourceVersion()
 	s.history.add(e)
+	s.activity.record(&s.activity.published)
 	s.watchers.dispatch(e)
 }
 

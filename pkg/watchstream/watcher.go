@@ -165,7 +165,7 @@ func (w *watcher) run() {
 		case w.result <- event:
 			if event.Type != watch.Bookmark {
 				w.options.Metrics.EventsSent.Inc()
-				w.activity.sent()
+				w.activity.record(&w.activity.sent)
 			}
 		case <-w.done:
 			return
