@@ -89,7 +89,9 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("limit: invalid value %d: must not be negative", opts.Limit))
 	}
 	if _, oneNode := f.node(); !oneNode {
-		s.yieldToFeed()
+		if err := s.yieldToFeed(f, opts); err != nil {
+			return nil, err
+		}
 	}
 	r, listRV, after, unlock, err := s.startRead(f, opts)
 	if err != nil {
@@ -126,20 +128,27 @@ const (
 	feedYieldLimit = 100 * time.Millisecond
 )
 
-func (s *Store) yieldToFeed() {
+// yieldToFeed waits for the feed, unless the list would fail now: a
+// continue token that a change already expired is answered at once.
+func (s *Store) yieldToFeed(f Filter, opts ListOptions) error {
 	s.mu.RLock()
 	stream := s.stream
+	var err error = errNotLoaded
+	if stream != nil {
+		_, _, err = s.listStart(f, opts)
+	}
 	s.mu.RUnlock()
-	if stream == nil {
-		return
+	if err != nil {
+		return err
 	}
 	for deadline := time.Now().Add(feedYieldLimit); stream.Delivering(feedQuiet, feedFanOut); {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return
+			break
 		}
 		time.Sleep(min(feedQuiet, left))
 	}
+	return nil
 }
 
 // startRead checks a list's parameters and returns a reader of the state it

@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
@@ -74,7 +75,21 @@ func TestListsYieldToTheFeed(t *testing.T) {
 			t.Errorf("a cluster-wide list just after a change was handed over waited %s, want %s", took, feedQuiet)
 		}
 
+		// A page whose token a change expired is answered at once.
+		page, err := s.List(Filter{}, ListOptions{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flip(s, plain)
+		<-reading.ResultChan()
+		synctest.Wait()
+		start := time.Now()
+		if _, err := s.List(Filter{}, ListOptions{Limit: 1, Continue: page.Continue}); !apierrors.IsResourceExpired(err) || time.Since(start) != 0 {
+			t.Errorf("an expired page beside a busy feed: %v after %s, want 410 at once", err, time.Since(start))
+		}
+
 		// A change only edge-2 sees waits in its hand-off.
+		time.Sleep(feedQuiet)
 		flip(s, echo)
 		synctest.Wait()
 		if took := listTook(Filter{}); took != 0 {

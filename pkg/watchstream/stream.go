@@ -111,11 +111,11 @@ func New(rv uint64, options Options) *Stream {
 	return s
 }
 
-// Delivering says whether watchers are still handing a recent change to
-// their clients: a change was published within window, and a watcher
-// handed an event (bookmarks aside) to its client within quiet. A client
-// that reads slowly, or a node reading its initial events, makes the feed
-// look busy only in the window after a change.
+// Delivering says whether the feed looks busy: a change was published
+// within window, and some watcher handed an event (bookmarks aside) to its
+// client within quiet. The event may be another's, such as a node's initial
+// events, but only in the window after a change: a client reading slowly
+// makes the feed look busy only while changes keep coming.
 func (s *Stream) Delivering(quiet, window time.Duration) bool {
 	return s.activity.within(&s.activity.published, window) && s.activity.within(&s.activity.sent, quiet)
 }
