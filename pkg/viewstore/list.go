@@ -129,16 +129,19 @@ const (
 )
 
 // yieldToFeed waits for the feed, unless the list would fail now: a
-// continue token that a change already expired is answered at once.
+// continue token that a change already expired is answered at once. A list
+// on a quiet feed goes on at once, its parameters checked by startRead
+// alone.
 func (s *Store) yieldToFeed(f Filter, opts ListOptions) error {
 	s.mu.RLock()
 	stream := s.stream
-	var err error = errNotLoaded
-	if stream != nil {
+	busy := stream != nil && stream.Delivering(feedQuiet, feedFanOut)
+	var err error
+	if busy {
 		_, _, err = s.listStart(f, opts)
 	}
 	s.mu.RUnlock()
-	if err != nil {
+	if !busy || err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(feedYieldLimit); stream.Delivering(feedQuiet, feedFanOut); {
