@@ -47,12 +47,13 @@ func withListParameters(handler http.Handler) http.Handler {
 }
 
 // buildHandlerChain puts withListParameters, the forwarding of reads to the
-// leader and the bound on lists built at once inside the chain build, after
-// authentication and authorization: only who may list learns what is wrong
-// with the query, only an authorized read reaches the leader, and only the
-// replica that builds a list holds a slot for it.
+// leader, the bound on lists built at once and the batching of watch events
+// inside the chain build, after authentication and authorization: only who
+// may list learns what is wrong with the query, only an authorized read
+// reaches the leader, and only the replica that builds a list holds a slot
+// for it or serves a watch.
 func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler, reads *leaderReads, slots listSlots) func(http.Handler, *genericapiserver.Config) http.Handler {
 	return func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		return build(withListParameters(reads.wrap(slots.wrap(apiHandler))), c)
+		return build(withListParameters(reads.wrap(slots.wrap(withWatchBatching(apiHandler)))), c)
 	}
 }

@@ -48,6 +48,9 @@ type Options struct {
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off.
 	WatcherBuffer int
+	// StallTimeout is how long a watcher's client may take no event while
+	// one waits for it before the watcher is cut off.
+	StallTimeout time.Duration
 	// BookmarkInterval is how often watchers that asked get a bookmark.
 	BookmarkInterval time.Duration
 }
@@ -58,8 +61,10 @@ type Options struct {
 // 100-endpoint slice every node sees 25 MiB; a node move weighs about 2 MiB,
 // counting the views the moved node left and joined whole though other nodes
 // still share them. A node's watcher may lag a node move in a 10,000-Service
-// cluster behind.
-var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4 << 20, WatcherBuffer: 10_000, BookmarkInterval: 30 * time.Second}
+// cluster behind. A client that takes nothing for 15 s has stopped reading:
+// a slow WAN link still takes an event now and then, and a client cut off
+// resumes from its last resourceVersion.
+var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4 << 20, WatcherBuffer: 10_000, StallTimeout: 15 * time.Second, BookmarkInterval: 30 * time.Second}
 
 // serviceMeta is what a view's object takes from its Service besides the view.
 type serviceMeta struct {
@@ -142,6 +147,7 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		HistorySize:   s.options.HistorySize,
 		HistoryWeight: s.options.HistoryWeight,
 		WatcherBuffer: s.options.WatcherBuffer,
+		StallTimeout:  s.options.StallTimeout,
 		// Watchers are indexed by the node they select; the changes say
 		// which nodes they are for.
 		ShardOf:  func(obj runtime.Object) string { return obj.(*topologyapi.NodeEndpoints).NodeName },

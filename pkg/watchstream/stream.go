@@ -37,6 +37,11 @@ type Options struct {
 	// WatcherBuffer is how many events a watcher may lag behind before it is
 	// cut off.
 	WatcherBuffer int
+	// StallTimeout, when set, cuts off a watcher whose client has taken no
+	// event for that long while one waits for it. A client that stopped
+	// reading is otherwise cut off only once the buffers on its path fill up
+	// and WatcherBuffer more changes come for it.
+	StallTimeout time.Duration
 	// ShardOf, when set, names the shard of an object: watchers whose filter
 	// selects one shard only see its events.
 	ShardOf func(runtime.Object) string
@@ -272,6 +277,7 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 	}
 	w := newWatcher(f, opts.Bookmarks, initial, s.watchers.remove, &s.options, s.activity)
 	s.watchers.add(w)
+	reportBacklog(ctx, w)
 	go func() {
 		select {
 		case <-ctx.Done():

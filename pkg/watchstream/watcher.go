@@ -18,6 +18,7 @@ package watchstream
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -134,9 +135,23 @@ func (w *watcher) sendBookmark(e watch.Event) {
 	}
 }
 
+// waiting says whether events wait in the queue: the client will get at
+// least one more before the stream ends or the watcher stops.
+func (w *watcher) waiting() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) > 0
+}
+
 func (w *watcher) run() {
 	defer close(w.result)
 	w.start()
+	var stall *time.Timer
+	defer func() {
+		if stall != nil {
+			stall.Stop()
+		}
+	}()
 	for {
 		w.mu.Lock()
 		var next *watch.Event
@@ -161,14 +176,57 @@ func (w *watcher) run() {
 		if w.options.Copy != nil {
 			event.Object = w.options.Copy(event.Object)
 		}
+		// The client is usually still taking the event before: a timer
+		// only when it does not take this one at once.
 		select {
 		case w.result <- event:
-			if event.Type != watch.Bookmark {
-				w.options.Metrics.EventsSent.Inc()
-				w.activity.record(&w.activity.sent)
-			}
+			w.sent(event)
+			continue
 		case <-w.done:
+			return
+		default:
+		}
+		var stalled <-chan time.Time
+		if timeout := w.options.StallTimeout; timeout > 0 {
+			if stall == nil {
+				stall = time.NewTimer(timeout)
+			} else {
+				stall.Reset(timeout)
+			}
+			stalled = stall.C
+		}
+		select {
+		case w.result <- event:
+			w.sent(event)
+		case <-w.done:
+			return
+		case <-stalled:
+			w.cutOff()
 			return
 		}
 	}
+}
+
+func (w *watcher) sent(event watch.Event) {
+	if event.Type != watch.Bookmark {
+		w.options.Metrics.EventsSent.Inc()
+		w.activity.record(&w.activity.sent)
+	}
+}
+
+// cutOff stops a watcher whose client took nothing for StallTimeout, as send
+// stops one that lags WatcherBuffer events behind: however much the path to
+// the client holds, and whether or not more changes come. Its client resumes
+// from the last event it received.
+func (w *watcher) cutOff() {
+	w.mu.Lock()
+	first := !w.cut
+	w.cut, w.queue = true, nil
+	w.mu.Unlock()
+	if first {
+		w.options.Metrics.CutOff.Inc()
+	}
+	// Unlike send's caller, the watcher's goroutine holds no lock of the
+	// watcher set.
+	w.Stop()
 }

@@ -150,15 +150,16 @@ func listOptions(req *http.Request, k *kind) (*metainternalversion.ListOptions, 
 }
 
 // watch streams a watch as kube-apiserver does: framed WatchEvents in the
-// negotiated encoding, flushed one by one, until the client leaves, the
-// timeout passes or the stream is cut off.
+// negotiated encoding, flushed once no more wait, until the client leaves,
+// the timeout passes or the stream is cut off.
 func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts *metainternalversion.ListOptions) {
 	info, err := negotiation.NegotiateOutputMediaTypeStream(req, s.codecs, negotiation.DefaultEndpointRestrictions)
 	if err != nil {
 		s.fail(w, req, err)
 		return
 	}
-	watcher, err := s.state.Watch(req.Context(), f, watchstream.WatchOptions{
+	ctx, backlog := watchstream.WithBacklog(req.Context())
+	watcher, err := s.state.Watch(ctx, f, watchstream.WatchOptions{
 		ResourceVersion: opts.ResourceVersion, SendInitialEvents: opts.SendInitialEvents, Bookmarks: opts.AllowWatchBookmarks,
 	})
 	if err != nil {
@@ -205,7 +206,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts
 			if err != nil {
 				return
 			}
-			if flusher != nil {
+			if flusher != nil && !backlog.Waiting() {
 				flusher.Flush()
 			}
 		}

@@ -37,11 +37,13 @@ import (
 // of the objects its changes hold as well, so that changes of large slices
 // (a DaemonSet's rollout with --max-endpoints-per-slice=1000: 100 KiB a
 // change) keep no more than a few MiB besides the state. A buffer as large
-// as a whole view covers an outage's re-sync.
+// as a whole view covers an outage's re-sync; a kube-proxy that takes no
+// event for 15 s is cut off, and re-watches.
 const (
 	historySize      = 1_000
 	historyBytes     = 8 << 20
 	watcherBuffer    = 10_000
+	stallTimeout     = 15 * time.Second
 	bookmarkInterval = 30 * time.Second
 	// eventOverhead is what a change costs in the history besides its
 	// object's encoding.
@@ -70,6 +72,7 @@ func NewState(rv uint64, objects []runtime.Object) *State {
 		HistorySize:   historySize,
 		HistoryWeight: historyBytes,
 		WatcherBuffer: watcherBuffer,
+		StallTimeout:  stallTimeout,
 		Copy:          served,
 		Metrics:       watchstream.Metrics{EventsSent: watchEventsSent, Watchers: watchersOpen, CutOff: watchersCutOff},
 	}
