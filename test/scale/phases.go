@@ -47,8 +47,12 @@ const (
 	KindNonePaged = "flip: unannotated 20-endpoint Service, paged list looping"
 )
 
-// changes measures each kind of change Repeats times.
+// changes measures each kind of change Repeats times, once the servers are
+// quiet after the ingest.
 func (h *Harness) changes(ctx context.Context) error {
+	if err := h.settle(ctx); err != nil {
+		return err
+	}
 	services := func(mode Mode, big bool) func() change {
 		return func() change { return h.flip(h.m.ServicesOf(mode, big)) }
 	}
