@@ -42,10 +42,12 @@ func withWatchBatching(handler http.Handler) http.Handler {
 }
 
 // batchingWriter skips the flushes asked for while the watch's client has
-// more events coming.
+// more events coming, but never the one that sends the headers: the client
+// waits for them while the watch builds its initial events.
 type batchingWriter struct {
 	http.ResponseWriter
-	backlog *watchstream.Backlog
+	backlog   *watchstream.Backlog
+	wroteBody bool
 }
 
 var (
@@ -55,8 +57,13 @@ var (
 
 func (w *batchingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+func (w *batchingWriter) Write(p []byte) (int, error) {
+	w.wroteBody = true
+	return w.ResponseWriter.Write(p)
+}
+
 func (w *batchingWriter) Flush() {
-	if w.backlog.Waiting() {
+	if w.wroteBody && w.backlog.Waiting() {
 		return
 	}
 	if flusher, ok := w.ResponseWriter.(http.Flusher); ok {

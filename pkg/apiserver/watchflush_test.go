@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/pkg/watchstream"
@@ -45,9 +46,9 @@ type everything struct{}
 func (everything) Matches(runtime.Object) bool { return true }
 func (everything) Shard() (string, bool)       { return "", false }
 
-// A watch flushes once a burst has been written, not after each of its
-// events, and at once after an event that comes alone; other requests
-// flush as they ask.
+// A watch flushes its headers at once, then once a burst has been written,
+// not after each of its events, and at once after an event that comes
+// alone; other requests flush as they ask. The chain is the server's.
 func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -55,18 +56,21 @@ func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 		events      int
 		wantFlushes int
 	}{
-		// The flush after the last but one is taken too: the last event
-		// was already on its way, the queue empty.
-		{name: "a burst of 50", verb: "watch", events: 50, wantFlushes: 2},
-		{name: "one event", verb: "watch", events: 1, wantFlushes: 1},
-		{name: "a list", verb: "list", events: 5, wantFlushes: 5},
+		// The headers' flush, then the flush after the last but one is
+		// taken too: the last event was already on its way, the queue
+		// empty.
+		{name: "a burst of 50", verb: "watch", events: 50, wantFlushes: 1 + 2},
+		{name: "one event", verb: "watch", events: 1, wantFlushes: 1 + 1},
+		{name: "a list", verb: "list", events: 5, wantFlushes: 1 + 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				stream := watchstream.New(1, watchstream.Options{HistorySize: 100, WatcherBuffer: 100})
 				// As the generic watch handler: write each event taken,
 				// then flush.
-				handler := withWatchBatching(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				build := func(handler http.Handler, _ *genericapiserver.Config) http.Handler { return handler }
+				reads := &leaderReads{leader: func() (string, bool) { return "", false }}
+				handler := buildHandlerChain(build, reads, newListSlots())(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 					watcher, err := stream.Watch(req.Context(), everything{}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
 					if err != nil {
 						t.Error(err)
@@ -76,6 +80,11 @@ func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 					for rv := range tc.events {
 						stream.Publish(&watchstream.Event{RV: uint64(rv + 2), Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: strconv.Itoa(rv)}}})
 					}
+					// The stream begins: its headers go out while the
+					// events wait.
+					synctest.Wait()
+					w.WriteHeader(http.StatusOK)
+					w.(http.Flusher).Flush()
 					for range tc.events {
 						event := <-watcher.ResultChan()
 						// Encoding takes a while: the watcher has the next
@@ -84,7 +93,7 @@ func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 						_, _ = w.Write([]byte(event.Object.(*corev1.ConfigMap).Name))
 						w.(http.Flusher).Flush()
 					}
-				}))
+				}), nil)
 				req := httptest.NewRequest(http.MethodGet, "/apis/topology.gridview.io/v1alpha1/nodeendpoints?watch=true", nil)
 				req = req.WithContext(genericapirequest.WithRequestInfo(req.Context(), &genericapirequest.RequestInfo{
 					IsResourceRequest: true, Verb: tc.verb, APIGroup: "topology.gridview.io", APIVersion: "v1alpha1", Resource: "nodeendpoints",

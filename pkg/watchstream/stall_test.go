@@ -91,6 +91,9 @@ func TestAStalledClientIsCutOffWithoutMoreChanges(t *testing.T) {
 					t.Fatalf("%d cut-offs after the client read every %s, want cut off: %v", cut.n.Load(), tc.readEvery, tc.wantCut)
 				}
 				if tc.wantCut {
+					if w.(*watcher).waiting() {
+						t.Error("the cut-off watcher still holds its queue")
+					}
 					if e, open := <-w.ResultChan(); open {
 						t.Errorf("the stalled client got %v after its cut-off, want the end of the stream", e.Object.(*corev1.ConfigMap).ResourceVersion)
 					}

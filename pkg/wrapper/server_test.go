@@ -22,7 +22,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -205,4 +207,40 @@ func TestServerAnswers503UntilSynced(t *testing.T) {
 	if rec := get("/readyz"); rec.Code != http.StatusOK {
 		t.Errorf("readyz %d once synced", rec.Code)
 	}
+}
+
+// flushCounter counts the flushes that reach the connection.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++ }
+
+// A watch resumed behind a burst of changes flushes its headers, then once
+// the burst is written, not after each of its events.
+func TestWatchFlushesAtTheEndOfABurst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		state := NewState(100, []runtime.Object{testService("echo", "10.96.0.10", nil)})
+		const changes = 50
+		for i := range changes {
+			svc := testService("echo", "10.96.1."+strconv.Itoa(i+1), nil)
+			svc.ResourceVersion = strconv.Itoa(8 + i)
+			state.Set(svc)
+		}
+		req := httptest.NewRequest(http.MethodGet, "/api/v1/services?watch=true&resourceVersion=100&timeoutSeconds=10", nil)
+		rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+		NewServer("edge-1", state, http.NotFoundHandler()).ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("watch answered %d: %s", rec.Code, rec.Body)
+		}
+		if events := strings.Count(rec.Body.String(), "\n"); events != changes {
+			t.Fatalf("the watch sent %d events, want the %d changes", events, changes)
+		}
+		// The headers, the event before the last (the last one was on its
+		// way, the queue empty) and the last.
+		if rec.flushes > 3 {
+			t.Errorf("%d events sent with %d flushes, want at most 3", changes, rec.flushes)
+		}
+	})
 }
