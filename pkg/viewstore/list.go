@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // position is where a page ended, in list order.
@@ -99,21 +100,28 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 	}
 	defer unlock()
 	list := &topologyapi.NodeEndpointsList{}
-	var last *topologyapi.NodeEndpoints
-	r.forEach(f, after, func(obj *topologyapi.NodeEndpoints) bool {
+	if opts.Limit > 0 {
+		// A page's items at once, up to a size any page may take.
+		list.Items = make([]topologyapi.NodeEndpoints, 0, min(opts.Limit, pagePrealloc))
+	}
+	r.forEach(f, after, func(node string, view *topology.SliceView) bool {
 		if opts.Limit > 0 && int64(len(list.Items)) == opts.Limit {
+			last := &list.Items[len(list.Items)-1]
 			list.Continue = continueToken{RV: listRV, After: position{
 				Namespace: last.Namespace, Node: last.NodeName, Service: last.ServiceName, Slice: last.Slice.Name,
 			}}.encode()
 			return false
 		}
-		list.Items = append(list.Items, *obj)
-		last = obj
+		list.Items = append(list.Items, r.object(node, view))
 		return true
 	})
 	list.ResourceVersion = fmt.Sprint(listRV)
 	return list, nil
 }
+
+// pagePrealloc bounds the items a page allocates before it has them: a
+// limit is the client's to choose.
+const pagePrealloc = 1000
 
 // A list that does not select one node, such as a page of a cluster-wide
 // list, waits while the watchers hand a change to their clients, at most

@@ -57,7 +57,14 @@ func laterOf(a, b metav1.Time) metav1.Time {
 }
 
 func newObject(node string, view *topology.SliceView, rv uint64, created metav1.Time) *topologyapi.NodeEndpoints {
-	return &topologyapi.NodeEndpoints{
+	obj := objectOf(node, view, rv, created)
+	return &obj
+}
+
+// objectOf is newObject as a value, which a list appends to its items
+// without a copy on the heap first.
+func objectOf(node string, view *topology.SliceView, rv uint64, created metav1.Time) topologyapi.NodeEndpoints {
+	return topologyapi.NodeEndpoints{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:         view.Service.Namespace,
 			Name:              topology.Name(node, view.Slice.Name),

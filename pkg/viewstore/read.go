@@ -49,7 +49,8 @@ func (s *Store) Get(namespace, name string) (*topologyapi.NodeEndpoints, error) 
 	r := s.liveReader()
 	for _, view := range r.sliceViews(node, svc) {
 		if view.Slice.Name == sliceName {
-			return r.object(node, view), nil
+			obj := r.object(node, view)
+			return &obj, nil
 		}
 	}
 	return nil, apierrors.NewNotFound(resource, name)
@@ -111,19 +112,20 @@ func (r reader) sliceViews(node string, svc types.NamespacedName) []*topology.Sl
 	return view.SliceViews(svc)
 }
 
-func (r reader) object(node string, view *topology.SliceView) *topologyapi.NodeEndpoints {
+func (r reader) object(node string, view *topology.SliceView) topologyapi.NodeEndpoints {
 	created := createdOf(r.services, r.nodeCreated, node, view.Service)
 	rv := r.views.Stamp(node, view.Service)
 	if r.atRV != 0 {
 		rv = min(rv, r.atRV)
 	}
-	return newObject(node, view, rv, created)
+	return objectOf(node, view, rv, created)
 }
 
-// forEach visits the NodeEndpoints the filter selects in the order lists and
-// continue tokens use: by namespace, node, Service, then slice, starting
-// after position (nil: from the start). visit returns false to stop.
-func (r reader) forEach(f Filter, after *position, visit func(*topologyapi.NodeEndpoints) bool) {
+// forEach visits the slice views the filter selects, each a node's
+// NodeEndpoints (object builds it), in the order lists and continue tokens
+// use: by namespace, node, Service, then slice, starting after position
+// (nil: from the start). visit returns false to stop.
+func (r reader) forEach(f Filter, after *position, visit func(node string, view *topology.SliceView) bool) {
 	nodes, services := f.candidates(r.views.Nodes, r.views.Services(f.Namespace))
 	for len(services) > 0 {
 		namespace := services[0].Namespace
@@ -159,7 +161,7 @@ func (r reader) forEach(f Filter, after *position, visit func(*topologyapi.NodeE
 					if !f.matchesSlice(node, view) {
 						continue
 					}
-					if !visit(r.object(node, view)) {
+					if !visit(node, view) {
 						return
 					}
 				}

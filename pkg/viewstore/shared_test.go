@@ -134,10 +134,10 @@ func TestSnapshotsDoNotSeeLaterChanges(t *testing.T) {
 	s.DeleteService(types.NamespacedName{Namespace: "demo", Name: "plain"})
 	s.SetNode(node("edge-4", "a"))
 	var got []string
-	r.forEach(Filter{Namespace: "demo"}, nil, func(obj *topologyapi.NodeEndpoints) bool {
-		got = append(got, obj.Name+" "+fmt.Sprint(len(obj.Slice.Endpoints)))
-		return true
-	})
+	for _, obj := range r.objects(Filter{Namespace: "demo"}) {
+		view := obj.(*topologyapi.NodeEndpoints)
+		got = append(got, view.Name+" "+fmt.Sprint(len(view.Slice.Endpoints)))
+	}
 	want := []string{"edge-1..echo-x 1", "edge-1..plain-x 2", "edge-2..echo-x 1", "edge-2..plain-x 2", "edge-3..echo-x 1", "edge-3..plain-x 2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("the snapshot reads %q, want the state it was taken at, %q", got, want)
@@ -244,10 +244,9 @@ func TestSnapshotsAreSharedUntilAWrite(t *testing.T) {
 			s.mu.RLock()
 			r := s.liveReader()
 			r.atRV = s.stream.RV()
-			r.forEach(Filter{}, nil, func(obj *topologyapi.NodeEndpoints) bool {
-				live = append(live, describe(obj))
-				return true
-			})
+			for _, obj := range r.objects(Filter{}) {
+				live = append(live, describe(obj.(*topologyapi.NodeEndpoints)))
+			}
 			s.mu.RUnlock()
 			if !slices.Equal(listed, live) {
 				t.Errorf("a list after the write reads\n%q\nthe state is\n%q", listed, live)

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
@@ -82,8 +82,9 @@ func (s *Store) checkDeparted(f Filter, opts watchstream.WatchOptions) error {
 // objects is the state of the selected views.
 func (r reader) objects(f Filter) []runtime.Object {
 	var out []runtime.Object
-	r.forEach(f, nil, func(obj *topologyapi.NodeEndpoints) bool {
-		out = append(out, obj)
+	r.forEach(f, nil, func(node string, view *topology.SliceView) bool {
+		obj := r.object(node, view)
+		out = append(out, &obj)
 		return true
 	})
 	return out
