@@ -99,11 +99,8 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 		return nil, err
 	}
 	defer unlock()
-	list := &topologyapi.NodeEndpointsList{}
-	if opts.Limit > 0 {
-		// A page's items at once, up to a size any page may take.
-		list.Items = make([]topologyapi.NodeEndpoints, 0, min(opts.Limit, pagePrealloc))
-	}
+	// As kube-apiserver's lists, never a nil items list.
+	list := &topologyapi.NodeEndpointsList{Items: make([]topologyapi.NodeEndpoints, 0, pageCapacity(f, opts.Limit))}
 	r.forEach(f, after, func(node string, view *topology.SliceView) bool {
 		if opts.Limit > 0 && int64(len(list.Items)) == opts.Limit {
 			last := &list.Items[len(list.Items)-1]
@@ -122,6 +119,21 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 // pagePrealloc bounds the items a page allocates before it has them: a
 // limit is the client's to choose.
 const pagePrealloc = 1000
+
+// pageCapacity is what a page's items are allocated at first: a whole page,
+// up to pagePrealloc, when the filter selects by namespace or node alone,
+// whose pages are full at scale; none when a selector may match few.
+func pageCapacity(f Filter, limit int64) int64 {
+	selective := f.Labels != nil && !f.Labels.Empty()
+	if f.Fields != nil && !f.Fields.Empty() {
+		_, oneNode := f.Fields.RequiresExactMatch(FieldNodeName)
+		selective = selective || !oneNode || len(f.Fields.Requirements()) > 1
+	}
+	if limit <= 0 || selective {
+		return 0
+	}
+	return min(limit, pagePrealloc)
+}
 
 // A list that does not select one node, such as a page of a cluster-wide
 // list, waits while the watchers hand a change to their clients, at most

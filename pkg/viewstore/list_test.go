@@ -22,6 +22,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // listAll pages through a list limit items at a time.
@@ -34,8 +35,13 @@ func listAll(t *testing.T, s *Store, f Filter, limit int64) ([]string, error) {
 		if err != nil {
 			return all, err
 		}
-		if int64(len(page.Items)) > limit {
+		switch {
+		case int64(len(page.Items)) > limit:
 			t.Fatalf("a page of %d items, limit %d", len(page.Items), limit)
+		case page.Continue != "" && int64(len(page.Items)) < limit:
+			t.Fatalf("a page of %d items with a continue token, limit %d", len(page.Items), limit)
+		case page.Continue == "" && len(page.Items) == 0 && opts.Continue != "":
+			t.Fatalf("an empty last page: the page before it had a continue token though nothing followed")
 		}
 		all = append(all, names(page)...)
 		if page.Continue == "" {
@@ -141,5 +147,47 @@ func TestListResourceVersions(t *testing.T) {
 	untouched, _ := s.Get("demo", "edge-1..plain-x")
 	if moved.ResourceVersion != fmtRV(s.stream.RV()) || untouched.ResourceVersion != fmtRV(loadRV) {
 		t.Errorf("resourceVersions: moved view %s (moved at %d), untouched %s (loaded at %d)", moved.ResourceVersion, s.stream.RV(), untouched.ResourceVersion, loadRV)
+	}
+}
+
+// A page's items are allocated whole only where pages fill up: lists of a
+// namespace or of a node; a selector may match few, and a limit is the
+// client's, so none allocates more than pagePrealloc items ahead.
+func TestPageCapacity(t *testing.T) {
+	node := fields.OneTermEqualSelector(FieldNodeName, "edge-1")
+	for _, tc := range []struct {
+		name   string
+		filter Filter
+		limit  int64
+		want   int64
+	}{
+		{name: "no limit", limit: 0, want: 0},
+		{name: "every view, a page of 500", limit: 500, want: 500},
+		{name: "a huge limit", limit: 1 << 40, want: pagePrealloc},
+		{name: "a namespace", filter: Filter{Namespace: "demo"}, limit: 500, want: 500},
+		{name: "a node", filter: Filter{Fields: node}, limit: 500, want: 500},
+		{name: "a node and a Service", filter: Filter{Fields: fields.AndSelectors(node, fields.OneTermEqualSelector(FieldServiceName, "echo"))}, limit: 500, want: 0},
+		{name: "a Service's labels", filter: Filter{Labels: labels.SelectorFromSet(labels.Set{"app": "echo"})}, limit: 500, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := pageCapacity(tc.filter, tc.limit); got != tc.want {
+				t.Errorf("pageCapacity = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// A list that selects nothing has no items, not nil ones: "items": [] in
+// JSON, as kube-apiserver's.
+func TestAnEmptyListHasItems(t *testing.T) {
+	s := newTestStore(t, testOptions)
+	for _, limit := range []int64{0, 500} {
+		list, err := s.List(Filter{Namespace: "none"}, ListOptions{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.Items == nil || len(list.Items) != 0 {
+			t.Errorf("limit %d: items %#v, want an empty list", limit, list.Items)
+		}
 	}
 }
