@@ -46,7 +46,7 @@ var (
 	})
 	watchersCutOff = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "watchers_cut_off_total", StabilityLevel: metrics.ALPHA,
-		Help: "Watchers cut off because they fell too far behind; their clients watch again.",
+		Help: "Watchers cut off because they fell too far behind, or their client took nothing for 15 s while an event waited; their clients watch again.",
 	})
 	malformedAnnotations = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem: "gridview_topology", Name: "malformed_annotations", StabilityLevel: metrics.ALPHA,

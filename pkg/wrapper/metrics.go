@@ -46,7 +46,7 @@ var (
 	})
 	watchersCutOff = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "watchers_cut_off_total", StabilityLevel: metrics.ALPHA,
-		Help: "Watches cut off because kube-proxy fell too far behind.",
+		Help: "Watches cut off because kube-proxy fell too far behind, or took nothing for 15 s while an event waited.",
 	})
 	bytesReceived = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "upstream_received_bytes_total", StabilityLevel: metrics.ALPHA,
