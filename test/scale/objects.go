@@ -18,10 +18,13 @@ package scale
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -52,10 +55,67 @@ func (m *Model) NodeLabels(i int) map[string]string {
 	}
 }
 
-// NodeObject is node i as written.
+// NodeObject is node i as written: as a kubelet registers it, with the
+// status a kubelet reports, since a real Node's status, not its labels,
+// makes up most of what an informer on Nodes holds.
 func (m *Model) NodeObject(i int) *corev1.Node {
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: m.Nodes[i].Name, Labels: m.NodeLabels(i)}}
+	name := m.Nodes[i].Name
+	labels := m.NodeLabels(i)
+	maps.Copy(labels, map[string]string{
+		corev1.LabelArchStable: "amd64", corev1.LabelOSStable: "linux",
+		"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+		corev1.LabelInstanceTypeStable: "edge.medium",
+	})
+	ip := fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff)
+	resources := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8005040Ki"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("61255492Ki"), corev1.ResourcePods: resource.MustParse("110"),
+		"hugepages-1Gi": resource.MustParse("0"), "hugepages-2Mi": resource.MustParse("0"),
+	}
+	since := metav1.NewTime(time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC))
+	condition := func(kind corev1.NodeConditionType, status corev1.ConditionStatus, reason, message string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: kind, Status: status, LastHeartbeatTime: since, LastTransitionTime: since, Reason: reason, Message: message}
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: map[string]string{
+			"node.alpha.kubernetes.io/ttl":                           "0",
+			"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+			"kubeadm.alpha.kubernetes.io/cri-socket":                 "unix:///run/containerd/containerd.sock",
+		}},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", PodCIDRs: []string{"10.244.0.0/24"}},
+		Status: corev1.NodeStatus{
+			Capacity: resources, Allocatable: resources,
+			Conditions: []corev1.NodeCondition{
+				condition(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+				condition(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+				condition(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+				condition(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
+			},
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+			NodeInfo: corev1.NodeSystemInfo{
+				MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), BootID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i+1),
+				KernelVersion: "6.12.0-1-amd64", OSImage: "Debian GNU/Linux 13 (trixie)", ContainerRuntimeVersion: "containerd://2.1.4",
+				KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
+			},
+			Images: kubeletImages,
+		},
+	}
 }
+
+// kubeletImages is what a kubelet reports of an edge node's images: the
+// system's and a few workloads', 20 of the 50 it reports at most.
+var kubeletImages = func() []corev1.ContainerImage {
+	images := make([]corev1.ContainerImage, 20)
+	for i := range images {
+		repo := fmt.Sprintf("registry.example.com/edge/workload-%02d", i)
+		images[i] = corev1.ContainerImage{
+			Names:     []string{fmt.Sprintf("%s@sha256:%064x", repo, i*7919+1), repo + ":v1." + strconv.Itoa(i) + ".0"},
+			SizeBytes: int64(20_000_000 + i*3_000_000),
+		}
+	}
+	return images
+}()
 
 // ModeAnnotations are the annotations a Service of each mode carries.
 func ModeAnnotations(mode Mode) map[string]string {
