@@ -108,18 +108,31 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	registerMetrics()
 	c.leaderReads.trust.Store(newPeerTrust(c.ClientConfig, dynamicKube))
-	views, installViews, err := nodeViews(c, controllerKube)
+	inputsKube, err := kubernetes.NewForConfig(c.ClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
+	}
+	inputs := viewInputs(inputsKube)
+	views, installViews, err := nodeViews(c, controllerKube, inputs)
 	if err != nil {
 		return nil, err
 	}
 	if err := installViews(generic); err != nil {
 		return nil, err
 	}
-	controller, installController, err := serviceGridController(c, controllerKube, views.Loaded)
+	controller, installController, err := serviceGridController(c, controllerKube, inputs.Core().V1().Services(), views.Loaded)
 	if err != nil {
 		return nil, err
 	}
 	if err := installController(generic); err != nil {
+		return nil, err
+	}
+	// Every informer of inputs is requested by now: a later one would not
+	// start.
+	if err := generic.AddPostStartHook("start-view-inputs", func(ctx genericapiserver.PostStartHookContext) error {
+		inputs.Start(ctx.Done())
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	checks := &servicegrid.ClusterChecks{Scheme: Scheme, Kube: admissionKube, Authorizer: c.GenericConfig.Authorization.Authorizer}

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/leaderelection"
@@ -49,8 +50,9 @@ const (
 
 // serviceGridController builds the ServiceGrid controller on the server's
 // clients and informers: ServiceGrids through the loopback connection,
-// Services through the cluster's shared informers.
-func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, viewsLoaded func() bool) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
+// Services through the informer the views read them from, which the caller
+// starts.
+func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, services coreinformers.ServiceInformer, viewsLoaded func() bool) (*servicegrid.Controller, func(*genericapiserver.GenericAPIServer) error, error) {
 	gridview, err := versioned.NewForConfig(cfg.GenericConfig.LoopbackClientConfig)
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating the loopback client: %w", err)
@@ -59,7 +61,7 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, views
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(clientsetscheme.Scheme, corev1.EventSource{Component: serviceGridComponentName})
 	controller, err := servicegrid.NewController(kube, gridview, gridInformers.Topology().V1alpha1().ServiceGrids(),
-		cfg.GenericConfig.SharedInformerFactory.Core().V1().Services(), recorder)
+		services, recorder)
 	if err != nil {
 		return nil, nil, err
 	}

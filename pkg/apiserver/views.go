@@ -19,10 +19,12 @@ package apiserver
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -33,22 +35,34 @@ import (
 
 const viewsComponentName = "gridview-apiserver"
 
+// inputsResync is the resync period of the views' inputs, the generic
+// server's: the ServiceGrid controller, which reads Services from them,
+// reconciles every ServiceGrid that often.
+const inputsResync = 10 * time.Minute
+
+// viewInputs returns the informers of the views' inputs, trimmed as they are
+// cached (viewstore.TrimInput). They are not the generic server's shared
+// informers: those also serve admission policies' params, which must see
+// whole objects.
+func viewInputs(kube kubernetes.Interface) informers.SharedInformerFactory {
+	return informers.NewSharedInformerFactoryWithOptions(kube, inputsResync, informers.WithTransform(viewstore.TrimInput))
+}
+
 // nodeViews builds the store NodeEndpoints are served from, fed by the
-// cluster's shared informers on Nodes, Services, EndpointSlices and
-// Namespaces (their default topology rules). Every
+// informers of inputs on Nodes, Services, EndpointSlices and Namespaces
+// (their default topology rules), which its post-start hook starts. Every
 // replica computes its own views: nothing about them is stored.
-func nodeViews(cfg CompletedConfig, kube kubernetes.Interface) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
+func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.SharedInformerFactory) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
 	viewstore.RegisterMetrics()
 	store := viewstore.New(viewstore.DefaultOptions)
-	informers := cfg.GenericConfig.SharedInformerFactory
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(kubescheme.Scheme, corev1.EventSource{Component: viewsComponentName})
-	feed, err := viewstore.NewFeed(store, informers.Core().V1().Nodes(), informers.Core().V1().Services(),
-		informers.Discovery().V1().EndpointSlices(), informers.Core().V1().Namespaces(), recorder)
+	feed, err := viewstore.NewFeed(store, inputs.Core().V1().Nodes(), inputs.Core().V1().Services(),
+		inputs.Discovery().V1().EndpointSlices(), inputs.Core().V1().Namespaces(), recorder)
 	if err != nil {
 		return nil, nil, err
 	}
-	observeRouting := routingObserver(cfg, store, informers.Core().V1().Services(), recorder)
+	observeRouting := routingObserver(cfg, store, inputs.Core().V1().Services(), recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {

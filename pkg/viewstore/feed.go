@@ -80,11 +80,9 @@ type Feed struct {
 	chosen map[types.NamespacedName]string
 }
 
-// NewFeed registers the feed's handlers on the informers, which must not have
-// started, and trims what they cache (trimInput): other users of these
-// informers see Nodes with metadata only, and no managedFields. recorder
-// reports malformed topology annotations on their Service or Namespace, and
-// the rule chosen for a Service that carries several.
+// NewFeed registers the feed's handlers on the informers; recorder reports
+// malformed topology annotations on their Service or Namespace, and the rule
+// chosen for a Service that carries several.
 func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinformers.ServiceInformer,
 	slices discoveryinformers.EndpointSliceInformer, namespaces coreinformers.NamespaceInformer, recorder record.EventRecorder) (*Feed, error) {
 	f := &Feed{
@@ -97,9 +95,6 @@ func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinform
 	for kind, informer := range map[kind]cache.SharedIndexInformer{
 		nodeKind: nodes.Informer(), serviceKind: services.Informer(), sliceKind: slices.Informer(), namespaceKind: namespaces.Informer(),
 	} {
-		if err := informer.SetTransform(trimInput); err != nil {
-			return nil, fmt.Errorf("trimming the cached inputs of node views: %w", err)
-		}
 		enqueue := func(obj any) {
 			key, err := cache.DeletionHandlingObjectToName(obj)
 			if err != nil {

@@ -21,16 +21,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// trimInput is the transform of the informers that feed the store: it drops
-// what no reader of their caches uses before the object is cached. A Node
-// keeps only the metadata the views read: its spec and status (a kubelet
-// reports addresses, conditions and up to 50 images) would otherwise make up
-// most of what gridview holds of a large cluster, and a status update would
-// replace them in the cache every few minutes per node. Every other input
-// only loses its managedFields, which a write from the cache cannot drop:
-// kube-apiserver keeps the stored ones when a request carries none.
+// TrimInput is the transform of the informers that feed the store. It drops
+// what the views never read before an object is cached, so those informers
+// must not serve readers that need more, such as an admission policy's
+// params. A Node keeps its identity, labels and timestamps: its spec and
+// status (addresses, conditions, up to 50 images from the kubelet) would
+// otherwise be most of what gridview holds of a large cluster. Other inputs
+// lose only their managedFields: the ServiceGrid controller, which reads
+// Services from the same informer, never writes a cached object, and
+// kube-apiserver keeps the stored managedFields of a write that carries none.
 // Idempotent, as a transform must be.
-func trimInput(obj any) (any, error) {
+func TrimInput(obj any) (any, error) {
 	switch obj := obj.(type) {
 	case *corev1.Node:
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{

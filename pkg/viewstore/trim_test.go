@@ -22,13 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 )
 
 var managedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"}}
@@ -55,7 +50,6 @@ func TestTrimInput(t *testing.T) {
 	deleted := metav1.Unix(1700000100, 0)
 	deleting := kubeletNode("edge-2", "b")
 	deleting.DeletionTimestamp = &deleted
-	tombstone := cache.DeletedFinalStateUnknown{Key: "edge-3", Obj: kubeletNode("edge-3", "c")}
 	for name, tc := range map[string]struct {
 		in, want any
 	}{
@@ -83,17 +77,16 @@ func TestTrimInput(t *testing.T) {
 			want: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: anyMatchUnit},
 				Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}},
 		},
-		"a tombstone is left as it is": {in: tombstone, want: tombstone},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := trimInput(tc.in)
+			got, err := TrimInput(tc.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !apiequality.Semantic.DeepEqual(tc.want, got) {
 				t.Errorf("trimmed (-want +got):\n%s", diff.Diff(tc.want, got))
 			}
-			again, err := trimInput(got)
+			again, err := TrimInput(got)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,46 +94,5 @@ func TestTrimInput(t *testing.T) {
 				t.Errorf("trimming again changed it (-once +twice):\n%s", diff.Diff(got, again))
 			}
 		})
-	}
-}
-
-func TestFeedTrimsWhatItsInformersCache(t *testing.T) {
-	kube := fake.NewClientset(kubeletNode("edge-1", "a"), withManagedFields(service("demo", "echo", map[string]string{"app": "echo"}, anyMatchUnit)))
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	if _, err := NewFeed(New(testOptions), factory.Core().V1().Nodes(), factory.Core().V1().Services(), factory.Discovery().V1().EndpointSlices(),
-		factory.Core().V1().Namespaces(), record.NewFakeRecorder(10)); err != nil {
-		t.Fatal(err)
-	}
-	factory.Start(t.Context().Done())
-	for informer, synced := range factory.WaitForCacheSync(t.Context().Done()) {
-		if !synced {
-			t.Fatalf("%v never synced", informer)
-		}
-	}
-	nodes, err := factory.Core().V1().Nodes().Lister().List(labels.Everything())
-	if err != nil || len(nodes) != 1 {
-		t.Fatalf("cached Nodes %v, %v; want edge-1", nodes, err)
-	}
-	if n := nodes[0]; len(n.Status.Images) > 0 || len(n.Status.Conditions) > 0 || n.Spec.PodCIDR != "" || len(n.Annotations) > 0 || len(n.ManagedFields) > 0 || n.Labels["unit"] != "a" {
-		t.Errorf("cached Node %+v, want its labels and identity only", n)
-	}
-	svc, err := factory.Core().V1().Services().Lister().Services("demo").Get("echo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(svc.ManagedFields) > 0 || svc.Labels["app"] != "echo" || len(svc.Annotations) != len(anyMatchUnit) {
-		t.Errorf("cached Service %+v, want it without managedFields only", svc)
-	}
-}
-
-func TestFeedRefusesStartedInformers(t *testing.T) {
-	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	nodes := factory.Core().V1().Nodes()
-	nodes.Informer()
-	factory.Start(t.Context().Done())
-	factory.WaitForCacheSync(t.Context().Done())
-	if _, err := NewFeed(New(testOptions), nodes, factory.Core().V1().Services(), factory.Discovery().V1().EndpointSlices(),
-		factory.Core().V1().Namespaces(), record.NewFakeRecorder(10)); err == nil {
-		t.Error("NewFeed accepted an informer that had started, whose cache it cannot trim")
 	}
 }
