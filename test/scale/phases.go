@@ -45,6 +45,7 @@ const (
 	KindBig       = "flip: the unannotated big Service"
 	KindAnnotate  = "Service annotation change (any-match to ordered)"
 	KindNonePaged = "flip: unannotated 20-endpoint Service, paged list looping"
+	KindStatus    = "Node status updates, a tenth of the nodes (kubelets' 30 s)"
 )
 
 // changes measures each kind of change Repeats times, once the servers are
@@ -66,6 +67,7 @@ func (h *Harness) changes(ctx context.Context) error {
 		{KindNone, services(ModeNone, false)},
 		{KindBig, services(ModeNone, true)},
 		{KindAnnotate, h.annotate},
+		{KindStatus, h.statusUpdates},
 	} {
 		d := &Delivery{Kind: kind.name}
 		stopProfile := h.profileChanges(ctx, len(h.R.Deliveries))

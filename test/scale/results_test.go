@@ -61,6 +61,8 @@ func TestVerdicts(t *testing.T) {
 		{name: "big flip small", r: Results{Config: Config{Watchers: 10}, Deliveries: []*Delivery{delivery(KindBig, time.Second, 10, 20*kb)}}, row: KindBig, want: "PASS"},
 		{name: "big flip large", r: Results{Config: Config{Watchers: 10}, Deliveries: []*Delivery{delivery(KindBig, time.Second, 10, 20*kb+1)}}, row: KindBig, want: "FAIL"},
 		{name: "big flip not everywhere", r: Results{Config: Config{Watchers: 10}, Deliveries: []*Delivery{delivery(KindBig, time.Second, 9, kb)}}, row: KindBig, want: "FAIL"},
+		{name: "status updates unseen", r: Results{Deliveries: []*Delivery{{Kind: KindStatus, Changes: 1}}}, row: KindStatus, want: "PASS"},
+		{name: "status updates seen", r: Results{Deliveries: []*Delivery{{Kind: KindStatus, Changes: 1, Reached: 1}}}, row: KindStatus, want: "FAIL"},
 		{name: "resume with 410", r: Results{ResumeNode: "edge-00000", ResumeRV: "7", Resume410: true, ResumeEqual: true}, row: "edge-00000 resuming", want: "FAIL"},
 		{name: "resume", r: Results{ResumeNode: "edge-00000", ResumeRV: "7", ResumeEqual: true}, row: "edge-00000 resuming", want: "PASS"},
 		{name: "steady memory", r: Results{SteadyRSS: 125, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "PASS"},
