@@ -452,8 +452,8 @@ func (h *Harness) flip(svcs []*Service) change {
 }
 
 // statusUpdates updates the Ready condition's heartbeat of a tenth of the
-// nodes, as their kubelets do every 5 minutes: what 10,000 kubelets send in
-// 30 s. No view changes, so no watcher may get an event.
+// nodes, each once, as their kubelets do every 5 minutes: what 10,000
+// kubelets send in 30 s. No view changes, so no watcher may get an event.
 func (h *Harness) statusUpdates() change {
 	return change{moved: -1, mutate: func() {},
 		write: func(ctx context.Context) error {
@@ -461,8 +461,8 @@ func (h *Harness) statusUpdates() change {
 				{"type": corev1.NodeReady, "lastHeartbeatTime": metav1.Now()},
 			}}})
 			var jobs []job
-			for range len(h.m.Nodes) / 10 {
-				name := h.m.Nodes[h.rng.IntN(len(h.m.Nodes))].Name
+			for _, i := range h.rng.Perm(len(h.m.Nodes))[:len(h.m.Nodes)/10] {
+				name := h.m.Nodes[i].Name
 				jobs = append(jobs, job{key: "node/" + name, write: func(ctx context.Context) error {
 					_, err := h.kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 					return err
