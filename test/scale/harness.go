@@ -451,9 +451,9 @@ func (h *Harness) flip(svcs []*Service) change {
 	}
 }
 
-// statusUpdates updates the Ready condition's heartbeat of a tenth of the
-// nodes, each once, as their kubelets do every 5 minutes: what 10,000
-// kubelets send in 30 s. No view changes, so no watcher may get an event.
+// statusUpdates patches the Ready condition's heartbeat of
+// Scale.StatusUpdates nodes, each once, as kubelets do. No view changes, so
+// no watcher may get an event.
 func (h *Harness) statusUpdates() change {
 	return change{moved: -1, mutate: func() {},
 		write: func(ctx context.Context) error {
@@ -461,7 +461,7 @@ func (h *Harness) statusUpdates() change {
 				{"type": corev1.NodeReady, "lastHeartbeatTime": metav1.Now()},
 			}}})
 			var jobs []job
-			for _, i := range h.rng.Perm(len(h.m.Nodes))[:len(h.m.Nodes)/10] {
+			for _, i := range h.rng.Perm(len(h.m.Nodes))[:h.cfg.Scale.StatusUpdates()] {
 				name := h.m.Nodes[i].Name
 				jobs = append(jobs, job{key: "node/" + name, write: func(ctx context.Context) error {
 					_, err := h.kube.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")

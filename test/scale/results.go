@@ -186,7 +186,7 @@ func (r *Results) deliveryRow(d *Delivery, watchers int) row {
 	case KindNone:
 		target, ok = "p99 ≤ 500 ms", ok && d.Percentile(0.99) <= 500*time.Millisecond
 	case KindStatus:
-		measured = fmt.Sprintf("%d times %d updates: %d watchers reached; %.2f CPU-s", d.Changes, r.Config.Scale.Nodes/10, d.Reached, d.CPU.Seconds())
+		measured = fmt.Sprintf("%d times %d updates: %d watchers reached; %.2f CPU-s", d.Changes, r.Config.Scale.StatusUpdates(), d.Reached, d.CPU.Seconds())
 		target, ok = "no event", d.Reached == 0
 	case KindBig:
 		measured += fmt.Sprintf(" (vanilla kube-proxy: the slice, %.1f KB)", float64(r.BigSliceBytes)/kb)

@@ -57,6 +57,10 @@ func (s Scale) Units() int { return s.Nodes / s.UnitSize }
 // ZoneOf is the zone of a unit: zones hold consecutive units.
 func (s Scale) ZoneOf(unit int) int { return unit / (s.Units() / s.Zones) }
 
+// StatusUpdates is how many Nodes a status-update change patches: a tenth,
+// what their kubelets send in 30 s at one update every 5 minutes.
+func (s Scale) StatusUpdates() int { return s.Nodes / 10 }
+
 // Mode is a Service's topology as the scenario writes it.
 type Mode int
 
