@@ -24,11 +24,17 @@ import (
 
 // SetNode adds or updates a node's labels.
 func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
-	if old, known := e.nodes[name]; known && maps.Equal(old, labels) {
-		// A heartbeat or a status update: nothing the views read.
+	if e.HasNode(name, labels) {
 		return nil
 	}
 	return e.change(e.nodeScope(name, labels, true), func() { e.setNode(name, labels) })
+}
+
+// HasNode says whether the node is known with these very labels, as after
+// a kubelet's status update: setting it again would change nothing.
+func (e *Engine) HasNode(name string, labels map[string]string) bool {
+	old, known := e.nodes[name]
+	return known && maps.Equal(old, labels)
 }
 
 // DeleteNode removes a node: its views go, and its endpoints match only "*".

@@ -20,7 +20,9 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -189,5 +191,44 @@ func TestAnEmptyListHasItems(t *testing.T) {
 		if list.Items == nil || len(list.Items) != 0 {
 			t.Errorf("limit %d: items %#v, want an empty list", limit, list.Items)
 		}
+	}
+}
+
+// A kubelet's status update is no change: the resourceVersion stays and wide
+// readers keep their snapshot. Any other update of a Node is a change.
+func TestAStatusUpdateIsNoChange(t *testing.T) {
+	for name, tc := range map[string]struct {
+		update     func(*corev1.Node)
+		wantChange bool
+	}{
+		"a status update": {update: func(n *corev1.Node) {
+			n.ResourceVersion = "7"
+			n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		}},
+		"a label no Service reads": {update: func(n *corev1.Node) { n.Labels["unread"] = "x" }, wantChange: true},
+		"a label the views read":   {update: func(n *corev1.Node) { n.Labels["unit"] = "b" }, wantChange: true},
+		"the node created again":   {update: func(n *corev1.Node) { n.CreationTimestamp = metav1.Unix(1700000000, 0) }, wantChange: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newTestStore(t, testOptions)
+			before, err := s.List(Filter{}, ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshot := s.snapshot.Load()
+			n := node("edge-2", "a")
+			tc.update(n)
+			s.SetNode(n)
+			after, err := s.List(Filter{}, ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := after.ResourceVersion != before.ResourceVersion; changed != tc.wantChange {
+				t.Errorf("resourceVersion %s -> %s: changed %t, want %t", before.ResourceVersion, after.ResourceVersion, changed, tc.wantChange)
+			}
+			if kept := s.snapshot.Load() == snapshot; kept == tc.wantChange {
+				t.Errorf("snapshot kept %t, want %t", kept, !tc.wantChange)
+			}
+		})
 	}
 }

@@ -165,8 +165,13 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
-// SetNode adds or updates a node.
+// SetNode adds or updates a node. A kubelet's status update, tens a second
+// in a large cluster, is no change: it takes no write lock, moves no
+// resourceVersion and keeps the snapshot wide readers share.
 func (s *Store) SetNode(node *corev1.Node) {
+	if s.hasNode(node) {
+		return
+	}
 	s.apply(func(rv uint64) []topology.SliceChange {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
 		if _, known := s.nodeAdded[node.Name]; !known {
@@ -174,6 +179,15 @@ func (s *Store) SetNode(node *corev1.Node) {
 		}
 		return s.engine.SetNode(node.Name, node.Labels)
 	})
+}
+
+// hasNode says whether the store holds node as it is. Only the feed's worker
+// writes, so the answer holds until it writes again.
+func (s *Store) hasNode(node *corev1.Node) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	created, known := s.nodeCreated[node.Name]
+	return known && created.Equal(&node.CreationTimestamp) && s.engine.HasNode(node.Name, node.Labels)
 }
 
 // DeleteNode removes a node and its views.
