@@ -163,14 +163,25 @@ func BenchmarkEdge10kEndpointAdded(b *testing.B) {
 func BenchmarkEdge10kNodeMoved(b *testing.B) {
 	s := newEdge10k()
 	e := s.engine()
-	old, moved := s.nodes["node-00042"], unitLabels(999)
-	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 {
-			e.SetNode("node-00042", moved)
-		} else {
-			e.SetNode("node-00042", old)
-		}
+	labels, other := s.nodes["node-00042"], unitLabels(999)
+	next := func() map[string]string {
+		labels, other = other, labels
+		return labels
 	}
+	b.Run("every view", func(b *testing.B) {
+		for b.Loop() {
+			e.SetNode("node-00042", next())
+		}
+	})
+	// What the nodes that see the moved node's endpoints wait for.
+	b.Run("other nodes' views", func(b *testing.B) {
+		for b.Loop() {
+			_, ownViews := e.SetNodeInStages("node-00042", next())
+			b.StopTimer()
+			ownViews()
+			b.StartTimer()
+		}
+	})
 }
 
 // BenchmarkEdge10kNamespaceDefaultChanged re-prunes the 250 Services that

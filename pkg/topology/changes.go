@@ -82,10 +82,16 @@ func (e *Engine) change(s scope, mutate func()) []SliceChange {
 	for _, svc := range slices.SortedFunc(maps.Keys(s), compareServices) {
 		changed = appendChanges(changed, svc, targets[svc], before[svc], after[svc])
 	}
+	sortGoneFirst(changed)
+	return changed
+}
+
+// sortGoneFirst puts the changes that take a slice away from nodes first,
+// keeping the order of the others.
+func sortGoneFirst(changed []SliceChange) {
 	slices.SortStableFunc(changed, func(a, b SliceChange) int {
 		return cmp.Compare(boolRank(a.New != nil), boolRank(b.New != nil))
 	})
-	return changed
 }
 
 func boolRank(b bool) int {

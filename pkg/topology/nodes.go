@@ -18,16 +18,78 @@ package topology
 
 import (
 	"maps"
+	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
 // SetNode adds or updates a node's labels.
 func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
-	if e.HasNode(name, labels) {
-		return nil
+	changes, ownViews := e.SetNodeInStages(name, labels)
+	if ownViews != nil {
+		changes = append(changes, ownViews()...)
 	}
-	return e.change(e.nodeScope(name, labels, true), func() { e.setNode(name, labels) })
+	return changes
+}
+
+// SetNodeInStages adds or updates a node's labels as SetNode does, and
+// returns what that changed in two stages: at once, the changes of every
+// view of the Services with endpoints on the node; then, from ownViews, the
+// changes of the node's own views of the other Services. A node that moves
+// to another unit changes its own view of most Services and the views of a
+// few hundred other nodes, whose changes no longer wait for its own. Call
+// ownViews, when not nil, before any other change of the engine, with the
+// engine's stamp set to the one the node's views take.
+func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes []SliceChange, ownViews func() []SliceChange) {
+	if e.HasNode(name, labels) {
+		return nil, nil
+	}
+	old, known := e.nodes[name]
+	s := e.nodeScope(name, labels, true)
+	// The other Services' views do not depend on the node's labels: its own
+	// view of each is looked up in the same derived views before and after.
+	var own []types.NamespacedName
+	for svc, nodes := range s {
+		if !e.nodeServices[name].Has(svc) && nodes.Len() == 1 && nodes.Has(name) {
+			own = append(own, svc)
+			delete(s, svc)
+		}
+	}
+	changes = e.change(s, func() { e.setNode(name, labels) })
+	if len(own) == 0 {
+		return changes, nil
+	}
+	slices.SortFunc(own, compareServices)
+	return changes, func() []SliceChange {
+		e.nodeStamps[name] = e.stamp
+		return e.ownViewChanges(name, old, known, own)
+	}
+}
+
+// ownViewChanges returns what a node's new labels changed of its own views
+// of Services whose views its labels do not derive, sorted.
+func (e *Engine) ownViewChanges(node string, old map[string]string, known bool, services []types.NamespacedName) []SliceChange {
+	nodes, labels := []string{node}, e.nodes[node]
+	var changed []SliceChange
+	var viewer []tier
+	var sig []byte
+	for _, svc := range services {
+		sv, ok := e.views[svc]
+		if !ok {
+			continue
+		}
+		var before, after *View
+		if known {
+			before, viewer, sig = sv.view(node, old, viewer, sig)
+		}
+		after, viewer, sig = sv.view(node, labels, viewer, sig)
+		if before != after {
+			changed = appendSliceChanges(changed, svc, before, after, nodes)
+		}
+	}
+	sortGoneFirst(changed)
+	return changed
 }
 
 // HasNode says whether the node is known with these very labels, as after
@@ -62,7 +124,23 @@ func (e *Engine) setNode(name string, labels map[string]string) {
 	e.nodes[name] = labels
 	e.nodeStamps[name] = e.stamp
 	e.byLabel.add(name, labels)
-	e.recountServicesOn(name)
+	for svc := range e.nodeServices[name] {
+		// A known node's labels place its endpoints only in the tiers of
+		// the keys a Service reads: a Service that reads none of those that
+		// changed (one that prunes nothing, as a DaemonSet's may) keeps its
+		// tiers and its derived views.
+		if !known || slices.ContainsFunc(labelKeys(e.services[svc]), func(key string) bool { return !sameValue(old, labels, key) }) {
+			e.countTiers(svc)
+		}
+	}
+}
+
+// sameValue says whether two sets of labels have the same value of a key, or
+// both lack it.
+func sameValue(a, b map[string]string, key string) bool {
+	va, oka := a[key]
+	vb, okb := b[key]
+	return oka == okb && va == vb
 }
 
 func (e *Engine) deleteNode(name string) {
@@ -76,13 +154,7 @@ func (e *Engine) deleteNode(name string) {
 	delete(e.nodes, name)
 	delete(e.nodeStamps, name)
 	e.sortedNodes.Store(nil)
-	e.recountServicesOn(name)
-}
-
-// recountServicesOn recounts the tiers of the Services with endpoints on a
-// node whose labels changed.
-func (e *Engine) recountServicesOn(node string) {
-	for svc := range e.nodeServices[node] {
+	for svc := range e.nodeServices[name] {
 		e.countTiers(svc)
 	}
 }
@@ -107,9 +179,7 @@ func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) s
 	}
 	changed := sets.New[string]()
 	for key := range e.keyServices {
-		oldValue, hadKey := old[key]
-		value, hasKey := labels[key]
-		if hadKey != hasKey || oldValue != value {
+		if !sameValue(old, labels, key) {
 			changed.Insert(key)
 		}
 	}

@@ -99,13 +99,7 @@ func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.O
 	pick := func(n int) int { return rng.IntN(n) }
 	switch pick(7) {
 	case 0:
-		name := randomNodes[pick(len(randomNodes))]
-		labels := map[string]string{}
-		for _, key := range randomLabelKeys {
-			if pick(10) < 7 {
-				labels[key] = randomValues[pick(len(randomValues))]
-			}
-		}
+		name, labels := randomNode(rng)
 		model.Nodes[name] = labels
 		return fmt.Sprintf("set node %s %v", name, labels), engine.SetNode(name, labels)
 	case 1:
@@ -138,6 +132,67 @@ func randomChange(rng *rand.Rand, engine *topology.Engine, model *topologytest.O
 		return "delete slice " + key.String(), engine.DeleteEndpointSlice(key)
 	default:
 		return randomNamespace(rng, engine, model, randomServices[pick(len(randomServices))].Namespace)
+	}
+}
+
+// randomNode is a node and labels for it.
+func randomNode(rng *rand.Rand) (string, map[string]string) {
+	labels := map[string]string{}
+	for _, key := range randomLabelKeys {
+		if rng.IntN(10) < 7 {
+			labels[key] = randomValues[rng.IntN(len(randomValues))]
+		}
+	}
+	return randomNodes[rng.IntN(len(randomNodes))], labels
+}
+
+// TestNodeChangesInStagesMatchTheOracle sets nodes' labels in stages between
+// random changes: the first stage brings every other node's views to the
+// oracle's, the second changes only the node's own, and both together bring
+// every view there.
+func TestNodeChangesInStagesMatchTheOracle(t *testing.T) {
+	for _, seed := range randomSeeds(1, 5) {
+		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, seed))
+			engine, model := topology.NewEngine(), topologytest.NewOracle()
+			state := map[topologytest.SliceKey]*topology.SliceView{}
+			for step := range 2000 {
+				what, got := randomChange(rng, engine, model)
+				if err := applyChanges(state, got, engine.Nodes()); err != nil {
+					t.Fatalf("step %d, %s: %v", step, what, err)
+				}
+				name, labels := randomNode(rng)
+				what = fmt.Sprintf("set node %s %v in stages", name, labels)
+				model.Nodes[name] = labels
+				first, ownViews := engine.SetNodeInStages(name, labels)
+				if err := applyChanges(state, first, engine.Nodes()); err != nil {
+					t.Fatalf("step %d, %s, first stage: %v", step, what, err)
+				}
+				want := model.AllSliceViews()
+				others := func(views map[topologytest.SliceKey]*topology.SliceView) map[topologytest.SliceKey]*topology.SliceView {
+					out := maps.Clone(views)
+					maps.DeleteFunc(out, func(key topologytest.SliceKey, _ *topology.SliceView) bool { return key.Node == name })
+					return out
+				}
+				if !apiequality.Semantic.DeepEqual(others(state), others(want)) {
+					t.Fatalf("step %d, %s: other nodes' NodeEndpoints after the first stage\n got %v\nwant %v", step, what, describe(others(state)), describe(others(want)))
+				}
+				if ownViews != nil {
+					second := ownViews()
+					for _, c := range second {
+						if c.AllNodes || !slices.Equal(c.Nodes, []string{name}) {
+							t.Fatalf("step %d, %s: the second stage changes %s for %v, not only for %s", step, what, c.Slice, c.Nodes, name)
+						}
+					}
+					if err := applyChanges(state, second, engine.Nodes()); err != nil {
+						t.Fatalf("step %d, %s, second stage: %v", step, what, err)
+					}
+				}
+				if !apiequality.Semantic.DeepEqual(state, want) {
+					t.Fatalf("step %d, %s: NodeEndpoints after both stages\n got %v\nwant %v", step, what, describe(state), describe(want))
+				}
+			}
+		})
 	}
 }
 

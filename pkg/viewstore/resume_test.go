@@ -53,13 +53,8 @@ func resume(t *testing.T, s *Store, f Filter, start *topologyapi.NodeEndpointsLi
 	}
 	defer w.Stop()
 	for {
-		synctest.Wait()
-		var e watch.Event
-		select {
-		case e = <-w.ResultChan():
-		default:
-		}
-		if e.Object == nil {
+		e, ok := nextEvent(w)
+		if !ok {
 			return state
 		}
 		obj := e.Object.(*topologyapi.NodeEndpoints)
@@ -68,6 +63,19 @@ func resume(t *testing.T, s *Store, f Filter, start *topologyapi.NodeEndpointsLi
 		} else {
 			state[obj.Namespace+"/"+obj.Name] = fmt.Sprint(obj.Slice.Endpoints)
 		}
+	}
+}
+
+// nextEvent returns the event a watcher has ready once every goroutine of
+// the bubble waits; false when it has none, or ended.
+func nextEvent(w watch.Interface) (watch.Event, bool) {
+	// The watcher's goroutine hands events over one at a time.
+	synctest.Wait()
+	select {
+	case e, ok := <-w.ResultChan():
+		return e, ok
+	default:
+		return watch.Event{}, false
 	}
 }
 

@@ -172,13 +172,24 @@ func (s *Store) SetNode(node *corev1.Node) {
 	if s.hasNode(node) {
 		return
 	}
-	s.apply(func(rv uint64) []topology.SliceChange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ownViews func() []topology.SliceChange
+	s.publish(func(rv uint64) []topology.SliceChange {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
 		if _, known := s.nodeAdded[node.Name]; !known {
 			s.nodeAdded[node.Name] = rv
 		}
-		return s.engine.SetNode(node.Name, node.Labels)
+		var changes []topology.SliceChange
+		changes, ownViews = s.engine.SetNodeInStages(node.Name, node.Labels)
+		return changes
 	})
+	if ownViews != nil {
+		// A change of its own, published once the nodes that see the
+		// node's endpoints have theirs: a node that moves to another unit
+		// changes its view of most Services.
+		s.publish(func(uint64) []topology.SliceChange { return ownViews() })
+	}
 }
 
 // hasNode says whether the store holds node as it is. Only the feed's worker
@@ -266,6 +277,16 @@ func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
 func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.publish(change)
+	for _, f := range forget {
+		f()
+	}
+}
+
+// publish numbers one change of the engine, given the resourceVersion it
+// ends at, and publishes what it changed as one entry. The caller holds the
+// write lock.
+func (s *Store) publish(change func(rv uint64) []topology.SliceChange) {
 	start := time.Now()
 	rv := changeEnd(s.stream.RV()>>eventBits + 1)
 	s.engine.SetStamp(rv)
@@ -279,8 +300,5 @@ func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...f
 		s.stream.PublishEntry(newEntry(s, rv, changes))
 	} else {
 		s.stream.Advance(rv)
-	}
-	for _, f := range forget {
-		f()
 	}
 }

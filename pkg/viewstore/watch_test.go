@@ -19,6 +19,7 @@ package viewstore
 import (
 	"context"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -309,6 +310,54 @@ func TestCloseEndsWatches(t *testing.T) {
 		expectEvents(t, w, "closed")
 		if _, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{}); !apierrors.IsServiceUnavailable(err) {
 			t.Errorf("a watch after Close: %v, want 503", err)
+		}
+	})
+}
+
+// A node that moves changes its own view of most Services: the nodes that
+// see its endpoints get theirs in a change of its own, numbered before the
+// one that brings the node its own views.
+func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		// far has an endpoint in unit b only: edge-1 sees it once in b.
+		s.SetService(service("demo", "far", nil, anyMatchUnit))
+		s.SetEndpointSlice(slice("demo", "far", "edge-3"))
+		w, err := s.Watch(t.Context(), Filter{Namespace: "demo"}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+		before := s.stream.RV()
+		s.SetNode(node("edge-1", "b"))
+		synctest.Wait()
+		firstEnd := changeEnd(before>>eventBits + 1)
+		if got, want := s.stream.RV(), changeEnd(before>>eventBits+2); got != want {
+			t.Errorf("resourceVersion after the move %d, want %d: two changes", got, want)
+		}
+		want := map[string]func(rv uint64) bool{
+			// edge-1's endpoint of echo moved from unit a to unit b.
+			"edge-1..echo-x": func(rv uint64) bool { return rv <= firstEnd },
+			"edge-2..echo-x": func(rv uint64) bool { return rv <= firstEnd },
+			"edge-3..echo-x": func(rv uint64) bool { return rv <= firstEnd },
+			// edge-1's own view of a Service it has no endpoint of.
+			"edge-1..far-x": func(rv uint64) bool { return rv > firstEnd },
+		}
+		var got []string
+		for {
+			e, ok := nextEvent(w)
+			if !ok {
+				break
+			}
+			view := e.Object.(*topologyapi.NodeEndpoints)
+			rv, _ := strconv.ParseUint(view.ResourceVersion, 10, 64)
+			got = append(got, view.Name)
+			if inStage, ok := want[view.Name]; !ok || !inStage(rv) {
+				t.Errorf("%s %s at resourceVersion %d: want only %v, the first three by %d, edge-1..far-x after", e.Type, view.Name, rv, slices.Sorted(maps.Keys(want)), firstEnd)
+			}
+		}
+		if len(got) != len(want) || got[len(got)-1] != "edge-1..far-x" {
+			t.Errorf("events %q, want one for each of %v, edge-1..far-x last", got, slices.Sorted(maps.Keys(want)))
 		}
 	})
 }
