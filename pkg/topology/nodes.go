@@ -40,7 +40,9 @@ func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
 // to another unit changes its own view of most Services and the views of a
 // few hundred other nodes, whose changes no longer wait for its own. Call
 // ownViews, when not nil, before any other change of the engine, with the
-// engine's stamp set to the one the node's views take.
+// engine's stamp set to the one the node's views take. Until then the engine
+// already serves the node's new views at the first stage's stamp: nothing
+// may read it in between.
 func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes []SliceChange, ownViews func() []SliceChange) {
 	if e.HasNode(name, labels) {
 		return nil, nil
@@ -50,8 +52,9 @@ func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes
 	// The other Services' views do not depend on the node's labels: its own
 	// view of each is looked up in the same derived views before and after.
 	var own []types.NamespacedName
-	for svc, nodes := range s {
-		if !e.nodeServices[name].Has(svc) && nodes.Len() == 1 && nodes.Has(name) {
+	for svc := range s {
+		// nodeScope puts only the node's own view of such a Service in scope.
+		if !e.nodeServices[name].Has(svc) {
 			own = append(own, svc)
 			delete(s, svc)
 		}

@@ -175,7 +175,7 @@ func (s *Store) SetNode(node *corev1.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ownViews func() []topology.SliceChange
-	s.publish(func(rv uint64) []topology.SliceChange {
+	took := s.publish(func(rv uint64) []topology.SliceChange {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
 		if _, known := s.nodeAdded[node.Name]; !known {
 			s.nodeAdded[node.Name] = rv
@@ -188,8 +188,9 @@ func (s *Store) SetNode(node *corev1.Node) {
 		// A change of its own, published once the nodes that see the
 		// node's endpoints have theirs: a node that moves to another unit
 		// changes its view of most Services.
-		s.publish(func(uint64) []topology.SliceChange { return ownViews() })
+		took += s.publish(func(uint64) []topology.SliceChange { return ownViews() })
 	}
+	recomputeSeconds.Observe(took.Seconds())
 }
 
 // hasNode says whether the store holds node as it is. Only the feed's worker
@@ -277,16 +278,16 @@ func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
 func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.publish(change)
+	recomputeSeconds.Observe(s.publish(change).Seconds())
 	for _, f := range forget {
 		f()
 	}
 }
 
 // publish numbers one change of the engine, given the resourceVersion it
-// ends at, and publishes what it changed as one entry. The caller holds the
-// write lock.
-func (s *Store) publish(change func(rv uint64) []topology.SliceChange) {
+// ends at, and publishes what it changed as one entry. It returns how long
+// the engine took. The caller holds the write lock.
+func (s *Store) publish(change func(rv uint64) []topology.SliceChange) time.Duration {
 	start := time.Now()
 	rv := changeEnd(s.stream.RV()>>eventBits + 1)
 	s.engine.SetStamp(rv)
@@ -294,11 +295,12 @@ func (s *Store) publish(change func(rv uint64) []topology.SliceChange) {
 	// (the stamps, a Service's creation time).
 	s.snapshot.Store(nil)
 	changes := change(rv)
-	recomputeSeconds.Observe(time.Since(start).Seconds())
+	took := time.Since(start)
 	viewsChanged.Add(float64(len(changes)))
 	if len(changes) > 0 {
 		s.stream.PublishEntry(newEntry(s, rv, changes))
 	} else {
 		s.stream.Advance(rv)
 	}
+	return took
 }

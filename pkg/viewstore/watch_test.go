@@ -335,13 +335,14 @@ func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
 		if got, want := s.stream.RV(), changeEnd(before>>eventBits+2); got != want {
 			t.Errorf("resourceVersion after the move %d, want %d: two changes", got, want)
 		}
+		first, second := func(rv uint64) bool { return rv <= firstEnd }, func(rv uint64) bool { return rv > firstEnd }
 		want := map[string]func(rv uint64) bool{
 			// edge-1's endpoint of echo moved from unit a to unit b.
-			"edge-1..echo-x": func(rv uint64) bool { return rv <= firstEnd },
-			"edge-2..echo-x": func(rv uint64) bool { return rv <= firstEnd },
-			"edge-3..echo-x": func(rv uint64) bool { return rv <= firstEnd },
+			"MODIFIED edge-1..echo-x": first,
+			"DELETED edge-2..echo-x":  first,
+			"MODIFIED edge-3..echo-x": first,
 			// edge-1's own view of a Service it has no endpoint of.
-			"edge-1..far-x": func(rv uint64) bool { return rv > firstEnd },
+			"ADDED edge-1..far-x": second,
 		}
 		var got []string
 		for {
@@ -351,12 +352,13 @@ func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
 			}
 			view := e.Object.(*topologyapi.NodeEndpoints)
 			rv, _ := strconv.ParseUint(view.ResourceVersion, 10, 64)
-			got = append(got, view.Name)
-			if inStage, ok := want[view.Name]; !ok || !inStage(rv) {
-				t.Errorf("%s %s at resourceVersion %d: want only %v, the first three by %d, edge-1..far-x after", e.Type, view.Name, rv, slices.Sorted(maps.Keys(want)), firstEnd)
+			event := string(e.Type) + " " + view.Name
+			got = append(got, event)
+			if inStage, ok := want[event]; !ok || !inStage(rv) {
+				t.Errorf("%s at resourceVersion %d: want only %v, the first three by %d, edge-1..far-x after", event, rv, slices.Sorted(maps.Keys(want)), firstEnd)
 			}
 		}
-		if len(got) != len(want) || got[len(got)-1] != "edge-1..far-x" {
+		if len(got) != len(want) || got[len(got)-1] != "ADDED edge-1..far-x" {
 			t.Errorf("events %q, want one for each of %v, edge-1..far-x last", got, slices.Sorted(maps.Keys(want)))
 		}
 	})

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,7 +138,8 @@ func (s site) gridAddresses(ctx context.Context, client versioned.Interface, nod
 	return framework.ServiceAddresses(ctx, client, s.ns, s.node(node), "grid")
 }
 
-// directClient talks to one replica, bypassing the aggregator.
+// directClient talks to one replica, bypassing the aggregator. The replica
+// forwards reads of NodeEndpoints to the leader.
 func directClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Interface {
 	t.Helper()
 	client, err := versioned.NewForConfig(r.Config())
@@ -146,6 +148,29 @@ func directClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Inter
 	}
 	return client
 }
+
+// ownViewsClient reads one replica's own views: a replica serves a read
+// another one forwarded to it itself, and a caller may mark its reads so.
+func ownViewsClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Interface {
+	t.Helper()
+	config := r.Config()
+	config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			req = req.Clone(req.Context())
+			req.Header.Set("X-Gridview-Forwarded-By", "e2e-ha")
+			return rt.RoundTrip(req)
+		})
+	})
+	client, err := versioned.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // metric reads one sample of a replica's /metrics, named with its labels as
 // /metrics prints them.
