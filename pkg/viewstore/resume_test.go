@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -193,5 +194,65 @@ func TestAnExactListsObjectsAreNotNewerThanIt(t *testing.T) {
 		if item.ResourceVersion != first.ResourceVersion && len(item.ResourceVersion) == len(list.ResourceVersion) && item.ResourceVersion > list.ResourceVersion {
 			t.Errorf("exact list at %s holds %s at %s", list.ResourceVersion, item.Name, item.ResourceVersion)
 		}
+	}
+}
+
+// A Node or Service deleted and created again while the feed looked away
+// reaches the store as an update with a new creation time: its views go
+// and come back, as they would had the feed seen both, so that no object
+// changes at the same resourceVersion. A watch resumed from before a node
+// went is answered 410.
+func TestARecreatedInputGoesAndComesBack(t *testing.T) {
+	recreated := metav1.Unix(1800000000, 0)
+	for _, tc := range []struct {
+		name      string
+		recreate  func(*Store)
+		events    []string
+		resume410 bool
+	}{{
+		name:      "a Node",
+		recreate:  func(s *Store) { n := node("edge-2", "a"); n.CreationTimestamp = recreated; s.SetNode(n) },
+		events:    []string{"DELETED edge-2..echo-x", "DELETED edge-2..plain-x", "ADDED edge-2..echo-x", "ADDED edge-2..plain-x"},
+		resume410: true,
+	}, {
+		name: "a Service",
+		recreate: func(s *Store) {
+			svc := service("demo", "echo", map[string]string{"app": "echo"}, anyMatchUnit)
+			svc.CreationTimestamp = recreated
+			s.SetService(svc)
+		},
+		events: []string{"DELETED edge-2..echo-x", "ADDED edge-2..echo-x"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newTestStore(t, testOptions)
+				before, err := s.List(edge2, ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, err := s.Watch(t.Context(), edge2, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Stop()
+				tc.recreate(s)
+				expectEvents(t, w, tc.events...)
+				after, err := s.List(edge2, ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, obj := range after.Items {
+					if obj.CreationTimestamp.Equal(&before.Items[i].CreationTimestamp) {
+						continue
+					}
+					if obj.ResourceVersion == before.Items[i].ResourceVersion {
+						t.Errorf("%s created %s, was %s, at the same resourceVersion %s", obj.Name, obj.CreationTimestamp, before.Items[i].CreationTimestamp, obj.ResourceVersion)
+					}
+				}
+				if got := resume(t, s, edge2, before); (got == nil) != tc.resume410 {
+					t.Errorf("resumed from before: %v, want 410 %t", got, tc.resume410)
+				}
+			})
+		})
 	}
 }

@@ -169,8 +169,15 @@ func (s *Store) Loaded() bool {
 // in a large cluster, is no change: it takes no write lock, moves no
 // resourceVersion and keeps the snapshot wide readers share.
 func (s *Store) SetNode(node *corev1.Node) {
-	if s.hasNode(node) {
+	switch same, recreated := s.holdsNode(node); {
+	case same:
 		return
+	case recreated:
+		// Deleted and created again while the feed looked away: its views
+		// go and come back, as they would had the feed seen both, so that
+		// no object changes its creation time at the same resourceVersion,
+		// and a watch resumed from before is answered 410.
+		s.DeleteNode(node.Name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,13 +200,15 @@ func (s *Store) SetNode(node *corev1.Node) {
 	recomputeSeconds.Observe(took.Seconds())
 }
 
-// hasNode says whether the store holds node as it is. Only the feed's worker
-// writes, so the answer holds until it writes again.
-func (s *Store) hasNode(node *corev1.Node) bool {
+// holdsNode says whether the store holds node as it is, and whether it holds
+// another Node of that name, created at another time. Only the feed's
+// worker writes, so the answer holds until it writes again.
+func (s *Store) holdsNode(node *corev1.Node) (same, recreated bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	created, known := s.nodeCreated[node.Name]
-	return known && created.Equal(&node.CreationTimestamp) && s.engine.HasNode(node.Name, node.Labels)
+	recreated = known && !created.Equal(&node.CreationTimestamp)
+	return known && !recreated && s.engine.HasNode(node.Name, node.Labels), recreated
 }
 
 // DeleteNode removes a node and its views.
@@ -224,6 +233,10 @@ func (s *Store) DeleteNode(name string) {
 // annotation cannot be parsed when that is news: the caller reports it.
 func (s *Store) SetService(svc *corev1.Service) (newlyMalformed string) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
+	if s.serviceRecreated(key, svc.CreationTimestamp) {
+		// As for a node created again (SetNode).
+		s.DeleteService(key)
+	}
 	s.apply(func(uint64) []topology.SliceChange {
 		before := s.services[key].malformed
 		changes := s.engine.SetService(svc)
@@ -235,6 +248,15 @@ func (s *Store) SetService(svc *corev1.Service) (newlyMalformed string) {
 		return changes
 	})
 	return newlyMalformed
+}
+
+// serviceRecreated says whether the store holds another Service of that
+// name, created at another time.
+func (s *Store) serviceRecreated(key types.NamespacedName, created metav1.Time) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	meta, known := s.services[key]
+	return known && !meta.created.Equal(&created)
 }
 
 func (s *Store) recordService(svc *corev1.Service) {
