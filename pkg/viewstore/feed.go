@@ -76,8 +76,10 @@ type Feed struct {
 	// so that resyncs and the initial events after Load cost nothing.
 	applied map[inputKey]string
 	// chosen holds, for each Service with several topology rules, the rules
-	// its last Event named, so that it is reported once per change.
-	chosen map[types.NamespacedName]string
+	// its last Event named, so that it is reported once per change, and to
+	// each Service of that name: one deleted and created again while the
+	// worker was busy comes as an update.
+	chosen map[types.NamespacedName]chosenRules
 }
 
 // NewFeed registers the feed's handlers on the informers; recorder reports
@@ -90,7 +92,7 @@ func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinform
 		nodes: nodes.Lister(), services: services.Lister(), slices: slices.Lister(), namespaces: namespaces.Lister(),
 		queue:   workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[inputKey]{Name: "nodeendpoints-inputs"}),
 		applied: map[inputKey]string{},
-		chosen:  map[types.NamespacedName]string{},
+		chosen:  map[types.NamespacedName]chosenRules{},
 	}
 	for kind, informer := range map[kind]cache.SharedIndexInformer{
 		nodeKind: nodes.Informer(), serviceKind: services.Informer(), sliceKind: slices.Informer(), namespaceKind: namespaces.Informer(),
@@ -281,12 +283,18 @@ func (f *Feed) noteRules(svc *corev1.Service) (rules []string, news bool) {
 		delete(f.chosen, key)
 		return nil, false
 	}
-	names := strings.Join(rules, ", ")
-	if f.chosen[key] == names {
+	chosen := chosenRules{service: svc.UID, rules: strings.Join(rules, ", ")}
+	if f.chosen[key] == chosen {
 		return rules, false
 	}
-	f.chosen[key] = names
+	f.chosen[key] = chosen
 	return rules, true
+}
+
+// chosenRules are the rules an Event named to one Service.
+type chosenRules struct {
+	service types.UID
+	rules   string
 }
 
 // renderedByServiceGrid says whether a topology.gridview.io ServiceGrid

@@ -27,6 +27,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/informers"
@@ -189,6 +190,10 @@ func TestFeedReportsRuleChangesOnly(t *testing.T) {
 	}
 	ownedByOthers := rendered("other", gridviewSuperEdge)
 	ownedByOthers.OwnerReferences[0].APIVersion = "example.com/v1"
+	withUID := func(svc *corev1.Service, uid types.UID) *corev1.Service {
+		svc.UID = uid
+		return svc
+	}
 	tests := []struct {
 		name    string
 		atStart []runtime.Object
@@ -208,6 +213,11 @@ func TestFeedReportsRuleChangesOnly(t *testing.T) {
 	}, {
 		name:    "a ServiceGrid's Service rendered while running",
 		updates: []*corev1.Service{rendered("grid", gridviewSuperEdge), service("demo", "echo", nil, gridviewOpenYurt)},
+		want:    "(Gridview, OpenYurt): Gridview applies",
+	}, {
+		name:    "a Service created again, as the worker may see it: an update of another UID",
+		atStart: []runtime.Object{withUID(service("demo", "echo", nil, gridviewOpenYurt), "first")},
+		updates: []*corev1.Service{withUID(service("demo", "echo", nil, gridviewOpenYurt), "second")},
 		want:    "(Gridview, OpenYurt): Gridview applies",
 	}, {
 		name:    "a Service another group's ServiceGrid controls",
