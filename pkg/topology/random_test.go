@@ -48,33 +48,50 @@ var (
 // after each, the engine's changed set and every view against the oracle.
 // SEEDS sets how many seeds.
 func TestRandomChangesMatchTheOracle(t *testing.T) {
+	forEachRandomChange(t, 3000, func(t *testing.T, r *randomRun, step int, what string) {
+		if want := r.model.AllSliceViews(); !apiequality.Semantic.DeepEqual(r.state, want) {
+			t.Fatalf("step %d, %s: NodeEndpoints after the changes\n got %v\nwant %v", step, what, describe(r.state), describe(want))
+		}
+		after := r.model.AllViews()
+		for key, view := range after {
+			engineView, ok := r.engine.View(key.Node, key.Service)
+			if !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
+				t.Fatalf("step %d, %s: view %v\n got %+v\nwant %+v", step, what, key, engineView, view)
+			}
+		}
+		for _, node := range randomNodes {
+			for _, svc := range randomServices {
+				if _, ok := r.engine.View(node, svc); ok != (after[topology.ViewKey{Node: node, Service: svc}] != nil) {
+					t.Fatalf("step %d, %s: engine has a view of %s for %s: %v, oracle: %v", step, what, svc, node, ok, !ok)
+				}
+			}
+		}
+	})
+}
+
+// randomRun is one seed's engine, oracle and the NodeEndpoints the engine's
+// changes so far made.
+type randomRun struct {
+	rng    *rand.Rand
+	engine *topology.Engine
+	model  *topologytest.Oracle
+	state  map[topologytest.SliceKey]*topology.SliceView
+}
+
+// forEachRandomChange makes steps random changes for each seed, applies each
+// to the run's NodeEndpoints, checking that it replaces what it says it
+// does, then calls after.
+func forEachRandomChange(t *testing.T, steps int, after func(t *testing.T, r *randomRun, step int, what string)) {
 	for _, seed := range randomSeeds(1, 5) {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, seed))
-			engine, model := topology.NewEngine(), topologytest.NewOracle()
-			state := map[topologytest.SliceKey]*topology.SliceView{}
-			for step := range 3000 {
-				what, got := randomChange(rng, engine, model)
-				if err := applyChanges(state, got, engine.Nodes()); err != nil {
+			r := &randomRun{rng: rand.New(rand.NewPCG(seed, seed)), engine: topology.NewEngine(), model: topologytest.NewOracle(),
+				state: map[topologytest.SliceKey]*topology.SliceView{}}
+			for step := range steps {
+				what, got := randomChange(r.rng, r.engine, r.model)
+				if err := applyChanges(r.state, got, r.engine.Nodes()); err != nil {
 					t.Fatalf("step %d, %s: %v", step, what, err)
 				}
-				if want := model.AllSliceViews(); !apiequality.Semantic.DeepEqual(state, want) {
-					t.Fatalf("step %d, %s: NodeEndpoints after the changes\n got %v\nwant %v", step, what, describe(state), describe(want))
-				}
-				after := model.AllViews()
-				for key, view := range after {
-					engineView, ok := engine.View(key.Node, key.Service)
-					if !ok || !apiequality.Semantic.DeepEqual(engineView, view) {
-						t.Fatalf("step %d, %s: view %v\n got %+v\nwant %+v", step, what, key, engineView, view)
-					}
-				}
-				for _, node := range randomNodes {
-					for _, svc := range randomServices {
-						if _, ok := engine.View(node, svc); ok != (after[topology.ViewKey{Node: node, Service: svc}] != nil) {
-							t.Fatalf("step %d, %s: engine has a view of %s for %s: %v, oracle: %v", step, what, svc, node, ok, !ok)
-						}
-					}
-				}
+				after(t, r, step, what)
 			}
 		})
 	}
@@ -151,49 +168,38 @@ func randomNode(rng *rand.Rand) (string, map[string]string) {
 // oracle's, the second changes only the node's own, and both together bring
 // every view there.
 func TestNodeChangesInStagesMatchTheOracle(t *testing.T) {
-	for _, seed := range randomSeeds(1, 5) {
-		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, seed))
-			engine, model := topology.NewEngine(), topologytest.NewOracle()
-			state := map[topologytest.SliceKey]*topology.SliceView{}
-			for step := range 2000 {
-				what, got := randomChange(rng, engine, model)
-				if err := applyChanges(state, got, engine.Nodes()); err != nil {
-					t.Fatalf("step %d, %s: %v", step, what, err)
-				}
-				name, labels := randomNode(rng)
-				what = fmt.Sprintf("set node %s %v in stages", name, labels)
-				model.Nodes[name] = labels
-				first, ownViews := engine.SetNodeInStages(name, labels)
-				if err := applyChanges(state, first, engine.Nodes()); err != nil {
-					t.Fatalf("step %d, %s, first stage: %v", step, what, err)
-				}
-				want := model.AllSliceViews()
-				others := func(views map[topologytest.SliceKey]*topology.SliceView) map[topologytest.SliceKey]*topology.SliceView {
-					out := maps.Clone(views)
-					maps.DeleteFunc(out, func(key topologytest.SliceKey, _ *topology.SliceView) bool { return key.Node == name })
-					return out
-				}
-				if !apiequality.Semantic.DeepEqual(others(state), others(want)) {
-					t.Fatalf("step %d, %s: other nodes' NodeEndpoints after the first stage\n got %v\nwant %v", step, what, describe(others(state)), describe(others(want)))
-				}
-				if ownViews != nil {
-					second := ownViews()
-					for _, c := range second {
-						if c.AllNodes || !slices.Equal(c.Nodes, []string{name}) {
-							t.Fatalf("step %d, %s: the second stage changes %s for %v, not only for %s", step, what, c.Slice, c.Nodes, name)
-						}
-					}
-					if err := applyChanges(state, second, engine.Nodes()); err != nil {
-						t.Fatalf("step %d, %s, second stage: %v", step, what, err)
-					}
-				}
-				if !apiequality.Semantic.DeepEqual(state, want) {
-					t.Fatalf("step %d, %s: NodeEndpoints after both stages\n got %v\nwant %v", step, what, describe(state), describe(want))
+	forEachRandomChange(t, 2000, func(t *testing.T, r *randomRun, step int, _ string) {
+		name, labels := randomNode(r.rng)
+		what := fmt.Sprintf("set node %s %v in stages", name, labels)
+		r.model.Nodes[name] = labels
+		first, ownViews := r.engine.SetNodeInStages(name, labels)
+		if err := applyChanges(r.state, first, r.engine.Nodes()); err != nil {
+			t.Fatalf("step %d, %s, first stage: %v", step, what, err)
+		}
+		want := r.model.AllSliceViews()
+		others := func(views map[topologytest.SliceKey]*topology.SliceView) map[topologytest.SliceKey]*topology.SliceView {
+			out := maps.Clone(views)
+			maps.DeleteFunc(out, func(key topologytest.SliceKey, _ *topology.SliceView) bool { return key.Node == name })
+			return out
+		}
+		if !apiequality.Semantic.DeepEqual(others(r.state), others(want)) {
+			t.Fatalf("step %d, %s: other nodes' NodeEndpoints after the first stage\n got %v\nwant %v", step, what, describe(others(r.state)), describe(others(want)))
+		}
+		if ownViews != nil {
+			second := ownViews()
+			for _, c := range second {
+				if c.AllNodes || !slices.Equal(c.Nodes, []string{name}) {
+					t.Fatalf("step %d, %s: the second stage changes %s for %v, not only for %s", step, what, c.Slice, c.Nodes, name)
 				}
 			}
-		})
-	}
+			if err := applyChanges(r.state, second, r.engine.Nodes()); err != nil {
+				t.Fatalf("step %d, %s, second stage: %v", step, what, err)
+			}
+		}
+		if !apiequality.Semantic.DeepEqual(r.state, want) {
+			t.Fatalf("step %d, %s: NodeEndpoints after both stages\n got %v\nwant %v", step, what, describe(r.state), describe(want))
+		}
+	})
 }
 
 func randomAnnotations(rng *rand.Rand) map[string]string {
