@@ -59,9 +59,9 @@ func (s scope) nodesOf(svc types.NamespacedName) sets.Set[string] {
 	return nodes
 }
 
-func insertAll(into, from sets.Set[string]) {
-	for node := range from {
-		into.Insert(node)
+func insertAll[T comparable](into, from sets.Set[T]) {
+	for item := range from {
+		into.Insert(item)
 	}
 }
 

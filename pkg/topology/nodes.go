@@ -48,24 +48,26 @@ func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes
 		return nil, nil
 	}
 	old, known := e.nodes[name]
-	s := e.nodeScope(name, labels, true)
-	// The other Services' views do not depend on the node's labels: its own
-	// view of each is looked up in the same derived views before and after.
-	var own []types.NamespacedName
-	for svc := range s {
-		// nodeScope puts only the node's own view of such a Service in scope.
-		if !e.nodeServices[name].Has(svc) {
-			own = append(own, svc)
-			delete(s, svc)
+	changed := e.changedKeys(old, labels)
+	s := e.movedEndpointsScope(name, old, labels, changed)
+	if !known {
+		// A node appearing changes its own view of every Service.
+		for svc := range e.nodeServices[name] {
+			s.add(svc, name)
 		}
 	}
 	changes = e.change(s, func() { e.setNode(name, labels) })
-	if len(own) == 0 {
+	if known && changed.Len() == 0 {
 		return changes, nil
 	}
-	slices.SortFunc(own, compareServices)
+	// Which of the other Services the node now sees differently is found
+	// only then, out of the other nodes' way: their derived views and tiers
+	// do not depend on its labels, so the answer is the same before its
+	// change and after.
 	return changes, func() []SliceChange {
 		e.nodeStamps[name] = e.stamp
+		own := e.viewedServices(old, labels, !known, changed).Difference(e.nodeServices[name]).UnsortedList()
+		slices.SortFunc(own, compareServices)
 		return e.ownViewChanges(name, old, known, own)
 	}
 }
@@ -104,7 +106,7 @@ func (e *Engine) HasNode(name string, labels map[string]string) bool {
 
 // DeleteNode removes a node: its views go, and its endpoints match only "*".
 func (e *Engine) DeleteNode(name string) []SliceChange {
-	return e.change(e.nodeScope(name, nil, false), func() { e.deleteNode(name) })
+	return e.change(e.nodeScope(name), func() { e.deleteNode(name) })
 }
 
 func (e *Engine) setNode(name string, labels map[string]string) {
@@ -162,44 +164,63 @@ func (e *Engine) deleteNode(name string) {
 	}
 }
 
-// nodeScope is what setting a node's labels (exists) or deleting it may
-// change, computed before the change. A node appearing or going changes its
-// own view of every Service. Otherwise its labels decide only its own view of
-// the Services that read a label that changed (when the tier it leaves or
-// joins holds an endpoint), and which tier its endpoints fall in for the
-// nodes that share the old or the new value of that label.
-// Nodes outside those groups keep every tier but "*", whose content does not
-// depend on labels, so they keep their view.
-func (e *Engine) nodeScope(name string, labels map[string]string, exists bool) scope {
-	// An unknown node's endpoints fall in no labelled tier, as a node without
-	// labels' do: comparing to nil labels finds the keys whose tier changes.
+// nodeScope is what deleting a node may change, computed before: a known
+// node's own view of every Service, and the views of its endpoints'
+// Services by the nodes that shared its labels.
+func (e *Engine) nodeScope(name string) scope {
 	old, known := e.nodes[name]
-	s := scope{}
-	if known != exists {
-		for svc := range e.services {
-			s.add(svc, name)
-		}
+	changed := e.changedKeys(old, nil)
+	s := e.movedEndpointsScope(name, old, nil, changed)
+	for svc := range e.viewedServices(old, nil, known, changed) {
+		s.add(svc, name)
 	}
+	return s
+}
+
+// changedKeys returns the keys some Service reads whose value differs
+// between two sets of labels. An unknown node's endpoints fall in no
+// labelled tier, as a node without labels' do: comparing to nil labels
+// finds the keys whose tier changes.
+func (e *Engine) changedKeys(old, labels map[string]string) sets.Set[string] {
 	changed := sets.New[string]()
 	for key := range e.keyServices {
 		if !sameValue(old, labels, key) {
 			changed.Insert(key)
 		}
 	}
-	// A node leaving an empty tier for another empty one keeps its view,
-	// unless its own endpoints move with it.
-	for key := range changed {
-		if value, ok := old[key]; ok {
-			for svc := range e.tierServices[key][value] {
-				s.add(svc, name)
-			}
+	return changed
+}
+
+// viewedServices returns the Services whose view by a node going from old
+// labels to new ones may change: every one when the node appears or goes;
+// otherwise those that read a changed key and hold an endpoint in the tier
+// it leaves or joins. A node leaving an empty tier for another empty one
+// keeps its view, unless its own endpoints move with it (movedEndpointsScope).
+func (e *Engine) viewedServices(old, labels map[string]string, every bool, changed sets.Set[string]) sets.Set[types.NamespacedName] {
+	viewed := sets.New[types.NamespacedName]()
+	if every {
+		for svc := range e.services {
+			viewed.Insert(svc)
 		}
-		if value, ok := labels[key]; ok {
-			for svc := range e.tierServices[key][value] {
-				s.add(svc, name)
+		return viewed
+	}
+	for key := range changed {
+		for _, side := range []map[string]string{old, labels} {
+			if value, ok := side[key]; ok {
+				insertAll(viewed, e.tierServices[key][value])
 			}
 		}
 	}
+	return viewed
+}
+
+// movedEndpointsScope is what a node's changed labels change of the
+// Services with endpoints on it, computed before the change: which tier its
+// endpoints fall in, for the node and the nodes that share the old or the
+// new value of a changed key. Nodes outside those groups keep every tier but "*", whose
+// content does not depend on labels, so they keep their view.
+func (e *Engine) movedEndpointsScope(name string, old, labels map[string]string, changed sets.Set[string]) scope {
+	s := scope{}
 	for svc := range e.nodeServices[name] {
 		for _, key := range labelKeys(e.services[svc]) {
 			if !changed.Has(key) {
