@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 
@@ -59,26 +60,60 @@ func (h *Harness) profileIngest(ctx context.Context) (stop func()) {
 	}
 }
 
-// changesProfileSeconds is the length of the CPU profile of gridview-apiserver
+// changesProfileSeconds is the length of the CPU profiles of the servers
 // taken through each kind of change: longer than their repeats take.
 const changesProfileSeconds = 15
 
-// profileChanges takes a CPU profile of gridview-apiserver through the
-// changes of one kind, the n-th, as changes-cpu-<n>.pb.gz, when
-// Config.ProfileDir asks for it; stop waits for it.
+// profileChanges takes CPU profiles through the changes of one kind, the
+// n-th, when Config.ProfileDir asks for them: gridview-apiserver's as
+// changes-cpu-<n>.pb.gz, kube-apiserver's (the aggregator's proxy) and the
+// harness's own (the watchers), so that a delivery's time can be placed in
+// the process that spent it. stop waits for them.
 func (h *Harness) profileChanges(ctx context.Context, n int) (stop func()) {
 	if h.cfg.ProfileDir == "" {
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		file := fmt.Sprintf("changes-cpu-%d.pb.gz", n)
-		if err := h.saveProfile(ctx, h.cluster.GridviewConfig(), "/debug/pprof/profile", changesProfileSeconds, file); err != nil {
+	var wg sync.WaitGroup
+	for file, cfg := range map[string]*rest.Config{
+		fmt.Sprintf("changes-cpu-%d.pb.gz", n):                h.cluster.GridviewConfig(),
+		fmt.Sprintf("changes-cpu-kube-apiserver-%d.pb.gz", n): h.cluster.AdminConfig,
+	} {
+		wg.Go(func() {
+			if err := h.saveProfile(ctx, cfg, "/debug/pprof/profile", changesProfileSeconds, file); err != nil {
+				h.logf("profile %s: %v", file, err)
+			}
+		})
+	}
+	stopOwn, err := h.profileSelf(fmt.Sprintf("changes-cpu-harness-%d.pb.gz", n))
+	if err != nil {
+		h.logf("profile of the harness: %v", err)
+	}
+	return func() {
+		stopOwn()
+		wg.Wait()
+	}
+}
+
+// profileSelf takes a CPU profile of the harness's process into file until
+// stop is called.
+func (h *Harness) profileSelf(file string) (stop func(), err error) {
+	if err := os.MkdirAll(h.cfg.ProfileDir, 0o755); err != nil {
+		return func() {}, err
+	}
+	out, err := os.Create(filepath.Join(h.cfg.ProfileDir, file))
+	if err != nil {
+		return func() {}, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		out.Close()
+		return func() {}, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
 			h.logf("profile %s: %v", file, err)
 		}
-	}()
-	return func() { <-done }
+	}, nil
 }
 
 // saveHeapProfile saves gridview-apiserver's heap profile as heap-<when>.pb.gz,
