@@ -40,9 +40,10 @@ func (e *Engine) SetNode(name string, labels map[string]string) []SliceChange {
 // to another unit changes its own view of most Services and the views of a
 // few hundred other nodes, whose changes no longer wait for its own. Call
 // ownViews, when not nil, before any other change of the engine, with the
-// engine's stamp set to the one the node's views take. Until then the engine
-// already serves the node's new views at the first stage's stamp: nothing
-// may read it in between.
+// engine's stamp set to the one the node's views take: it finds which views
+// changed from the engine as it is then. Until then the engine already
+// serves the node's new views at the first stage's stamp: nothing may read
+// it in between.
 func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes []SliceChange, ownViews func() []SliceChange) {
 	if e.HasNode(name, labels) {
 		return nil, nil
@@ -66,7 +67,7 @@ func (e *Engine) SetNodeInStages(name string, labels map[string]string) (changes
 	// change and after.
 	return changes, func() []SliceChange {
 		e.nodeStamps[name] = e.stamp
-		own := e.viewedServices(old, labels, !known, changed).Difference(e.nodeServices[name]).UnsortedList()
+		own := e.viewedServices(old, e.nodes[name], !known, changed).Difference(e.nodeServices[name]).UnsortedList()
 		slices.SortFunc(own, compareServices)
 		return e.ownViewChanges(name, old, known, own)
 	}
@@ -217,8 +218,8 @@ func (e *Engine) viewedServices(old, labels map[string]string, every bool, chang
 // movedEndpointsScope is what a node's changed labels change of the
 // Services with endpoints on it, computed before the change: which tier its
 // endpoints fall in, for the node and the nodes that share the old or the
-// new value of a changed key. Nodes outside those groups keep every tier but "*", whose
-// content does not depend on labels, so they keep their view.
+// new value of a changed key. Nodes outside those groups keep every tier
+// but "*", whose content does not depend on labels, so they keep their view.
 func (e *Engine) movedEndpointsScope(name string, old, labels map[string]string, changed sets.Set[string]) scope {
 	s := scope{}
 	for svc := range e.nodeServices[name] {

@@ -50,8 +50,9 @@ type Config struct {
 	Encoding string
 	// ProfileDir (SCALE_PROFILE_DIR), when set, receives CPU profiles of
 	// gridview-apiserver and kube-apiserver taken through the ingest, heap
-	// profiles of gridview-apiserver once written and once current, and a
-	// CPU profile of gridview-apiserver through each kind of change.
+	// profiles of gridview-apiserver once written and once current, and CPU
+	// profiles of gridview-apiserver, kube-apiserver and the harness through
+	// each kind of change.
 	ProfileDir string
 	// GridviewArgs (SCALE_GRIDVIEW_ARGS, split at spaces) are more flags for
 	// gridview-apiserver, e.g. --disable-http2-serving.

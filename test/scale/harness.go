@@ -434,8 +434,8 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	// elsewhere) shows apart from a slow kind.
 	one := &Delivery{}
 	one.add(probes, bytes, cpu1.CPU-cpu0.CPU)
-	h.logf("%s #%d: %d watchers, first %s, p50 %s, last %s, %.2f CPU-s",
-		d.Kind, d.Changes, one.Done, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds())
+	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s",
+		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds())
 	return nil
 }
 

@@ -113,8 +113,8 @@ func (d *Delivery) BytesPerReached() int64 {
 	return d.Bytes / int64(d.Reached)
 }
 
-// Percentile returns the q-quantile (0 < q ≤ 1) of the latencies, nearest
-// rank, or 0 without any.
+// Percentile returns the q-quantile (0 ≤ q ≤ 1; 0 is the least) of the
+// latencies, nearest rank, or 0 without any.
 func (d *Delivery) Percentile(q float64) time.Duration {
 	if len(d.Latencies) == 0 {
 		return 0

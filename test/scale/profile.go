@@ -88,9 +88,11 @@ func (h *Harness) profileChanges(ctx context.Context, n int) (stop func()) {
 	if err != nil {
 		h.logf("profile of the harness: %v", err)
 	}
+	// The harness's profile ends with the servers', so that the three
+	// cover the same window.
 	return func() {
-		stopOwn()
 		wg.Wait()
+		stopOwn()
 	}
 }
 
@@ -106,6 +108,7 @@ func (h *Harness) profileSelf(file string) (stop func(), err error) {
 	}
 	if err := pprof.StartCPUProfile(out); err != nil {
 		out.Close()
+		os.Remove(out.Name())
 		return func() {}, err
 	}
 	return func() {
