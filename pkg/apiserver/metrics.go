@@ -32,8 +32,15 @@ var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
 	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader) or served itself because the leader did not answer (local).",
 }, []string{"served_by"})
 
+// quietCollections counts the collection cycles run while the views were
+// quiet (see collectWhileQuiet).
+var quietCollections = metrics.NewCounter(&metrics.CounterOpts{
+	Subsystem: "gridview_apiserver", Name: "quiet_collections_total", StabilityLevel: metrics.ALPHA,
+	Help: "Garbage collection cycles run while no view changed, ahead of those the next changes would have started.",
+})
+
 var registerOnce sync.Once
 
 func registerMetrics() {
-	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads) })
+	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads, quietCollections) })
 }

@@ -80,6 +80,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 				feed.Run(ctx)
 			}()
 			go store.Run(ctx)
+			go collectWhileViewsQuiet(ctx, store.Quiet)
 			if observeRouting != nil {
 				go observeRouting(ctx)
 			}

@@ -165,6 +165,14 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
+// Quiet says whether the views are loaded and no change was published for
+// d: a time for work that would delay the next change's delivery.
+func (s *Store) Quiet(d time.Duration) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stream != nil && !s.stream.PublishedWithin(d)
+}
+
 // SetNode adds or updates a node. A kubelet's status update, tens a second
 // in a large cluster, is no change: it takes no write lock, moves no
 // resourceVersion and keeps the snapshot wide readers share.

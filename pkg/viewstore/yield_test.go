@@ -126,3 +126,34 @@ func TestListsYieldToTheFeed(t *testing.T) {
 		<-done
 	})
 }
+
+// The store is quiet once loaded and no change was published for the
+// given time; a change that moves no view keeps it quiet.
+func TestQuietAfterTheLastChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(testOptions)
+		if s.Quiet(time.Second) {
+			t.Error("quiet before the views are loaded")
+		}
+		plain := slice("demo", "plain", "edge-1")
+		s.Load([]*corev1.Node{node("edge-1", "a")}, []*corev1.Service{service("demo", "plain", nil, nil)}, []*discoveryv1.EndpointSlice{plain})
+		if !s.Quiet(time.Second) {
+			t.Error("not quiet once loaded, before any change")
+		}
+		flip(s, plain)
+		if s.Quiet(time.Second) {
+			t.Error("quiet right after a change")
+		}
+		time.Sleep(time.Second)
+		if !s.Quiet(time.Second) {
+			t.Error("not quiet a second after the last change")
+		}
+		// A label no Service reads changes no view.
+		moved := node("edge-1", "a")
+		moved.Labels["unread"] = "x"
+		s.SetNode(moved)
+		if !s.Quiet(time.Second) {
+			t.Error("a change that moved no view ended the quiet")
+		}
+	})
+}

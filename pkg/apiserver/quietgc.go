@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"time"
+)
+
+// The collector starts a cycle once allocations reach its goal, and they
+// peak while a change is handed to the watchers: left alone, cycles land
+// on changes, and at edge-10k a cycle takes about half a second of one of
+// two cores, which the nodes the change reaches wait for. Once no view has
+// changed for collectAfterQuiet and the heap has spent half its headroom,
+// a cycle run then leaves the next changes all of it.
+const (
+	collectAfterQuiet = time.Second
+	collectCheckEvery = 250 * time.Millisecond
+)
+
+// heapUse is the heap in use, what was live after the last cycle, and the
+// size the collector lets it reach before the next.
+type heapUse struct{ inUse, live, goal uint64 }
+
+// halfSpent says whether the heap has grown past half the way from what
+// was live to the goal.
+func (h heapUse) halfSpent() bool {
+	return h.goal > h.live && h.inUse > h.live+(h.goal-h.live)/2
+}
+
+var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes", "/gc/heap/goal:bytes"}
+
+func readHeapUse() heapUse {
+	samples := make([]metrics.Sample, len(heapSamples))
+	for i, name := range heapSamples {
+		samples[i].Name = name
+	}
+	metrics.Read(samples)
+	value := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0 // not supported by this runtime: never collect
+		}
+		return samples[i].Value.Uint64()
+	}
+	return heapUse{inUse: value(0), live: value(1), goal: value(2)}
+}
+
+// collectWhileQuiet runs a collection cycle whenever the views have been
+// quiet for collectAfterQuiet and the heap has spent half its headroom,
+// until ctx is done.
+func collectWhileQuiet(ctx context.Context, quiet func(time.Duration) bool, heap func() heapUse, collect func()) {
+	ticker := time.NewTicker(collectCheckEvery)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if quiet(collectAfterQuiet) && heap().halfSpent() {
+			collect()
+			quietCollections.Inc()
+		}
+	}
+}
+
+// collectWhileViewsQuiet is collectWhileQuiet on the process's own heap.
+func collectWhileViewsQuiet(ctx context.Context, quiet func(time.Duration) bool) {
+	collectWhileQuiet(ctx, quiet, readHeapUse, runtime.GC)
+}
