@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,6 +153,26 @@ func (h *Harness) proc() (localcluster.ProcStat, error) {
 		return localcluster.ProcStat{}, fmt.Errorf("gridview-apiserver is not running")
 	}
 	return localcluster.ReadProcStat(pid)
+}
+
+// collections reads how many collection cycles gridview-apiserver ran so
+// far, from its metrics, and whether it could.
+func (h *Harness) collections(ctx context.Context) (int, bool) {
+	client, err := kubernetes.NewForConfig(h.cluster.GridviewConfig())
+	if err != nil {
+		return 0, false
+	}
+	text, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(text)) {
+		if count, ok := strings.CutPrefix(line, "go_gc_duration_seconds_count "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(count), 64)
+			return int(n), err == nil
+		}
+	}
+	return 0, false
 }
 
 // otherCPU reads the CPU kube-apiserver and the harness itself used so
@@ -398,6 +419,7 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	}
 	ch.mutate()
 	after := h.m.UnitViews(units, ch.affected)
+	cycles0, known0 := h.collections(ctx)
 	cpu0, err := h.proc()
 	if err != nil {
 		return err
@@ -425,6 +447,10 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	if err != nil {
 		return err
 	}
+	cycles := "?"
+	if cycles1, known1 := h.collections(ctx); known0 && known1 {
+		cycles = strconv.Itoa(cycles1 - cycles0)
+	}
 	probes, bytes := make([]probe, len(h.watchers)), make([]int64, len(h.watchers))
 	for i, w := range h.watchers {
 		probes[i], bytes[i] = w.disarm()
@@ -434,8 +460,8 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	// elsewhere) shows apart from a slow kind.
 	one := &Delivery{}
 	one.add(probes, bytes, cpu1.CPU-cpu0.CPU)
-	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s",
-		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds())
+	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s, %s collection cycle(s)",
+		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds(), cycles)
 	return nil
 }
 
