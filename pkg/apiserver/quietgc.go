@@ -27,16 +27,19 @@ import (
 // peak while a change is handed to the watchers: left alone, cycles land
 // on changes, and at edge-10k a cycle takes about half a second of one of
 // two cores, which the nodes the change reaches wait for. Once no view has
-// changed for collectAfterQuiet and the heap has spent half its headroom,
-// a cycle run then leaves the next changes all of it.
+// changed and no watcher got an event for collectAfterQuiet, and the heap
+// has spent half its headroom, a cycle run then leaves the next changes
+// all of it. One such cycle at most per quiet spell: when a memory limit
+// (GOMEMLIMIT) sets the goal close to what is live, any allocation would
+// otherwise call for another, back to back.
 const (
 	collectAfterQuiet = time.Second
 	collectCheckEvery = 250 * time.Millisecond
 )
 
-// heapUse is the heap in use, what was live after the last cycle, and the
-// size the collector lets it reach before the next.
-type heapUse struct{ inUse, live, goal uint64 }
+// heapUse is the heap in use, what was live after the last cycle, the size
+// the collector lets it reach before the next, and the cycles run so far.
+type heapUse struct{ inUse, live, goal, cycles uint64 }
 
 // halfSpent says whether the heap has grown past half the way from what
 // was live to the goal.
@@ -44,7 +47,7 @@ func (h heapUse) halfSpent() bool {
 	return h.goal > h.live && h.inUse > h.live+(h.goal-h.live)/2
 }
 
-var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes", "/gc/heap/goal:bytes"}
+var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes", "/gc/heap/goal:bytes", "/gc/cycles/total:gc-cycles"}
 
 func readHeapUse() heapUse {
 	samples := make([]metrics.Sample, len(heapSamples))
@@ -58,25 +61,38 @@ func readHeapUse() heapUse {
 		}
 		return samples[i].Value.Uint64()
 	}
-	return heapUse{inUse: value(0), live: value(1), goal: value(2)}
+	return heapUse{inUse: value(0), live: value(1), goal: value(2), cycles: value(3)}
 }
 
-// collectWhileQuiet runs a collection cycle whenever the views have been
-// quiet for collectAfterQuiet and the heap has spent half its headroom,
-// until ctx is done.
+// collectWhileQuiet runs a collection cycle once in each spell the views
+// are quiet for collectAfterQuiet, when the heap has spent half its
+// headroom, until ctx is done. A check right after a cycle waits for the
+// next: the dead objects that cycle found may not be swept yet, and count
+// as in use.
 func collectWhileQuiet(ctx context.Context, quiet func(time.Duration) bool, heap func() heapUse, collect func()) {
 	ticker := time.NewTicker(collectCheckEvery)
 	defer ticker.Stop()
+	var collected bool
+	var cycles uint64
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
-		if quiet(collectAfterQuiet) && heap().halfSpent() {
-			collect()
-			quietCollections.Inc()
+		if !quiet(collectAfterQuiet) {
+			collected = false
+			continue
 		}
+		h := heap()
+		cycleEnded := h.cycles != cycles
+		cycles = h.cycles
+		if collected || cycleEnded || !h.halfSpent() {
+			continue
+		}
+		collect()
+		collected = true
+		quietCollections.Inc()
 	}
 }
 

@@ -24,44 +24,66 @@ import (
 	"time"
 )
 
-// A cycle runs only while the views are quiet and once the heap has spent
-// half its headroom; the cycle's own effect, a heap back to what is live,
-// keeps the next checks from running another.
+// A cycle runs while the views are quiet, once the heap has spent half its
+// headroom, at most once a quiet spell, and never right after another.
 func TestCollectWhileQuiet(t *testing.T) {
+	const q, busy = true, false
+	spent, short := heapUse{inUse: 130, live: 100, goal: 150}, heapUse{inUse: 120, live: 100, goal: 150}
 	for name, tc := range map[string]struct {
-		quiet bool
+		quiet []bool // one a check
 		heap  heapUse
-		want  int
+		// stuck: a cycle leaves the heap past half its headroom, as when a
+		// memory limit keeps the goal close to what is live.
+		stuck bool
+		// running: the collector starts a cycle of its own before each check.
+		running bool
+		want    int
 	}{
-		"quiet, past half the headroom":     {quiet: true, heap: heapUse{inUse: 130, live: 100, goal: 150}, want: 1},
-		"quiet, short of half the headroom": {quiet: true, heap: heapUse{inUse: 120, live: 100, goal: 150}},
-		"changing, past half the headroom":  {quiet: false, heap: heapUse{inUse: 140, live: 100, goal: 150}},
-		"no goal known":                     {quiet: true, heap: heapUse{inUse: 140}},
+		"quiet, past half the headroom":                     {quiet: []bool{q, q, q}, heap: spent, want: 1},
+		"quiet, short of half the headroom":                 {quiet: []bool{q, q, q}, heap: short},
+		"changing, past half the headroom":                  {quiet: []bool{busy, busy, busy}, heap: spent},
+		"no goal known":                                     {quiet: []bool{q, q, q}, heap: heapUse{inUse: 140}},
+		"a memory limit keeps the heap past half":           {quiet: []bool{q, q, q, q}, heap: spent, stuck: true, want: 1},
+		"two quiet spells":                                  {quiet: []bool{q, q, busy, q, q}, heap: spent, stuck: true, want: 2},
+		"the collector's own cycles, one before each check": {quiet: []bool{q, q, q}, heap: spent, running: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
-				heap, collected := tc.heap, 0
+				heap, collected, checks := tc.heap, 0, 0
 				quiet := func(d time.Duration) bool {
 					if d != collectAfterQuiet {
 						t.Errorf("asked for %s of quiet, want %s", d, collectAfterQuiet)
 					}
-					return tc.quiet
+					checks++
+					return tc.quiet[min(checks, len(tc.quiet))-1]
+				}
+				read := func() heapUse {
+					if tc.running {
+						heap.cycles++
+					}
+					return heap
 				}
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
-					collectWhileQuiet(ctx, quiet, func() heapUse { return heap }, func() {
+					collectWhileQuiet(ctx, quiet, read, func() {
 						collected++
-						heap.inUse = heap.live
+						heap.cycles++
+						if !tc.stuck {
+							heap.inUse = heap.live
+						}
 					})
 				}()
-				time.Sleep(3*collectCheckEvery + time.Millisecond)
+				time.Sleep(time.Duration(len(tc.quiet))*collectCheckEvery + time.Millisecond)
 				synctest.Wait()
 				cancel()
 				<-done
+				if checks != len(tc.quiet) {
+					t.Fatalf("%d checks, want %d", checks, len(tc.quiet))
+				}
 				if collected != tc.want {
-					t.Errorf("collected %d times in three checks, want %d", collected, tc.want)
+					t.Errorf("collected %d times in %d checks, want %d", collected, checks, tc.want)
 				}
 			})
 		})
@@ -78,7 +100,7 @@ func TestReadHeapUse(t *testing.T) {
 	}
 	h := readHeapUse()
 	runtime.KeepAlive(keep)
-	if h.live == 0 || h.inUse == 0 || h.goal <= h.live {
-		t.Fatalf("heap %+v: want in use, live and a goal above live", h)
+	if h.live == 0 || h.inUse == 0 || h.goal <= h.live || h.cycles == 0 {
+		t.Fatalf("heap %+v: want in use, live, a goal above live and the cycles run", h)
 	}
 }

@@ -165,12 +165,13 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
-// Quiet says whether the views are loaded and no change was published for
-// d: a time for work that would delay the next change's delivery.
+// Quiet says whether the views are loaded and, for d, no change was
+// published and no event handed to a watcher: a time for work that would
+// delay a change's delivery.
 func (s *Store) Quiet(d time.Duration) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.stream != nil && !s.stream.PublishedWithin(d)
+	return s.stream != nil && s.stream.Idle(d)
 }
 
 // SetNode adds or updates a node. A kubelet's status update, tens a second

@@ -122,12 +122,13 @@ func New(rv uint64, options Options) *Stream {
 // events, but only in the window after a change: a client reading slowly
 // makes the feed look busy only while changes keep coming.
 func (s *Stream) Delivering(quiet, window time.Duration) bool {
-	return s.PublishedWithin(window) && s.activity.within(&s.activity.sent, quiet)
+	return s.activity.within(&s.activity.published, window) && s.activity.within(&s.activity.sent, quiet)
 }
 
-// PublishedWithin says whether a change was published less than d ago.
-func (s *Stream) PublishedWithin(d time.Duration) bool {
-	return s.activity.within(&s.activity.published, d)
+// Idle says whether no change was published and no event handed to a
+// client for d: the last change has reached every client that reads.
+func (s *Stream) Idle(d time.Duration) bool {
+	return !s.activity.within(&s.activity.published, d) && !s.activity.within(&s.activity.sent, d)
 }
 
 // Held returns how many entries the history holds and their weight.

@@ -52,7 +52,8 @@ type Config struct {
 	// gridview-apiserver and kube-apiserver taken through the ingest, heap
 	// profiles of gridview-apiserver once written and once current, and CPU
 	// profiles of gridview-apiserver, kube-apiserver and the harness through
-	// each kind of change.
+	// each kind of change, whose log lines then also count the collection
+	// cycles each change saw. All of these slow what they measure.
 	ProfileDir string
 	// GridviewArgs (SCALE_GRIDVIEW_ARGS, split at spaces) are more flags for
 	// gridview-apiserver, e.g. --disable-http2-serving.
