@@ -33,7 +33,10 @@ import (
 // (GOMEMLIMIT) sets the goal close to what is live, any allocation would
 // otherwise call for another, back to back.
 const (
-	collectAfterQuiet = time.Second
+	// Long enough that the next change rarely lands on the cycle: with
+	// changes a second or two apart, a cycle run in each gap would meet the
+	// next change as often as one the allocations start, twice as often.
+	collectAfterQuiet = 5 * time.Second
 	collectCheckEvery = 250 * time.Millisecond
 )
 

@@ -464,9 +464,9 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	if err != nil {
 		return err
 	}
-	cycles := "?"
+	var cycles string
 	if cycles1, known1 := h.collections(ctx); known0 && known1 {
-		cycles = fmt.Sprintf("%d (%d while quiet)", cycles1.all-cycles0.all, cycles1.quiet-cycles0.quiet)
+		cycles = fmt.Sprintf(", collection cycles: %d (%d while quiet)", cycles1.all-cycles0.all, cycles1.quiet-cycles0.quiet)
 	}
 	probes, bytes := make([]probe, len(h.watchers)), make([]int64, len(h.watchers))
 	for i, w := range h.watchers {
@@ -477,7 +477,7 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	// elsewhere) shows apart from a slow kind.
 	one := &Delivery{}
 	one.add(probes, bytes, cpu1.CPU-cpu0.CPU)
-	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s, collection cycles: %s",
+	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s%s",
 		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds(), cycles)
 	return nil
 }
