@@ -34,8 +34,9 @@ import (
 // otherwise call for another, back to back.
 const (
 	// Long enough that the next change rarely lands on the cycle: with
-	// changes a second or two apart, a cycle run in each gap would meet the
-	// next change as often as one the allocations start, twice as often.
+	// changes a second or two apart, a one-second spell would fit a cycle
+	// into most gaps, each as likely to delay the next change as a cycle the
+	// allocations start, and there would be twice as many.
 	collectAfterQuiet = 5 * time.Second
 	collectCheckEvery = 250 * time.Millisecond
 )
@@ -50,21 +51,27 @@ func (h heapUse) halfSpent() bool {
 	return h.goal > h.live && h.inUse > h.live+(h.goal-h.live)/2
 }
 
-var heapSamples = []string{"/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes", "/gc/heap/goal:bytes", "/gc/cycles/total:gc-cycles"}
-
+// readHeapUse reads the process's heapUse from runtime/metrics. A sample
+// this runtime does not know reads 0: with no goal, halfSpent is never true.
 func readHeapUse() heapUse {
-	samples := make([]metrics.Sample, len(heapSamples))
-	for i, name := range heapSamples {
-		samples[i].Name = name
+	var h heapUse
+	into := map[string]*uint64{
+		"/memory/classes/heap/objects:bytes": &h.inUse,
+		"/gc/heap/live:bytes":                &h.live,
+		"/gc/heap/goal:bytes":                &h.goal,
+		"/gc/cycles/total:gc-cycles":         &h.cycles,
+	}
+	samples := make([]metrics.Sample, 0, len(into))
+	for name := range into {
+		samples = append(samples, metrics.Sample{Name: name})
 	}
 	metrics.Read(samples)
-	value := func(i int) uint64 {
-		if samples[i].Value.Kind() != metrics.KindUint64 {
-			return 0 // not supported by this runtime: never collect
+	for _, sample := range samples {
+		if sample.Value.Kind() == metrics.KindUint64 {
+			*into[sample.Name] = sample.Value.Uint64()
 		}
-		return samples[i].Value.Uint64()
 	}
-	return heapUse{inUse: value(0), live: value(1), goal: value(2), cycles: value(3)}
+	return h
 }
 
 // collectWhileQuiet runs a collection cycle once in each spell the views

@@ -95,6 +95,8 @@ type Store struct {
 	// default is malformed cannot be parsed.
 	malformedNamespaces map[string]string
 	closed              bool
+	// loadedAt is when Load set the stream.
+	loadedAt time.Time
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]
@@ -143,6 +145,7 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 	for _, svc := range services {
 		s.recordService(svc)
 	}
+	s.loadedAt = time.Now()
 	s.stream = watchstream.New(loadRV, watchstream.Options{
 		HistorySize:   s.options.HistorySize,
 		HistoryWeight: s.options.HistoryWeight,
@@ -165,13 +168,14 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
-// Quiet says whether the views are loaded and, for d, no change was
-// published and no event handed to a watcher: a time for work that would
-// delay a change's delivery.
+// Quiet says whether the views were loaded d ago or more and, for d, no
+// change was published and no event handed to a watcher: a time for work
+// that would delay a change's delivery. Right after a load every node's
+// client relists, which is no change.
 func (s *Store) Quiet(d time.Duration) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.stream != nil && s.stream.Idle(d)
+	return s.stream != nil && time.Since(s.loadedAt) >= d && s.stream.Idle(d)
 }
 
 // SetNode adds or updates a node. A kubelet's status update, tens a second

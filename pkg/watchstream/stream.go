@@ -125,8 +125,9 @@ func (s *Stream) Delivering(quiet, window time.Duration) bool {
 	return s.activity.within(&s.activity.published, window) && s.activity.within(&s.activity.sent, quiet)
 }
 
-// Idle says whether no change was published and no event handed to a
-// client for d: the last change has reached every client that reads.
+// Idle says whether, for d, no change was published and no event (bookmarks
+// aside) went out to a watcher's client: the last change has been handed
+// to every client that reads.
 func (s *Stream) Idle(d time.Duration) bool {
 	return !s.activity.within(&s.activity.published, d) && !s.activity.within(&s.activity.sent, d)
 }
