@@ -53,9 +53,10 @@ type countsAt struct {
 // RouteCounts counts the nodes by where their traffic to a Service goes.
 // The counts are cached on the Service's views, which are replaced when the
 // Service, its policy or its endpoints change, or a node it has endpoints on
-// appears, goes or changes a label the Service reads; nodes that appeared, went or changed labels since are counted anew
-// from the engine's last node changes, or, when it no longer holds them all,
-// every node is. It may run concurrently with View, Routes and itself.
+// appears, goes or changes a label the Service reads; nodes that appeared,
+// went or changed labels since are counted anew from the engine's last node
+// changes, or, when it no longer holds them all, every node is. It may run
+// concurrently with View, Routes and itself.
 func (e *Engine) RouteCounts(svc types.NamespacedName) (RouteCounts, error) {
 	sv, ok := e.views[svc]
 	if !ok {

@@ -167,11 +167,7 @@ func (h *Harness) collections(ctx context.Context) (cycles, bool) {
 	if h.cfg.ProfileDir == "" {
 		return cycles{}, false
 	}
-	client, err := kubernetes.NewForConfig(h.cluster.GridviewConfig())
-	if err != nil {
-		return cycles{}, false
-	}
-	text, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	text, err := getPath(ctx, h.cluster.GridviewConfig(), "/metrics", nil)
 	if err != nil {
 		return cycles{}, false
 	}

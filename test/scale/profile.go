@@ -133,17 +133,13 @@ func (h *Harness) saveHeapProfile(ctx context.Context, when string) {
 
 // saveProfile saves a profile of path: for seconds when it is a CPU profile.
 func (h *Harness) saveProfile(ctx context.Context, cfg *rest.Config, path string, seconds int, file string) error {
-	client, err := kubernetes.NewForConfig(cfg)
+	params := map[string]string{}
+	if seconds > 0 {
+		params["seconds"] = strconv.Itoa(seconds)
+	}
+	data, err := getPath(ctx, cfg, path, params)
 	if err != nil {
 		return err
-	}
-	req := client.Discovery().RESTClient().Get().AbsPath(path)
-	if seconds > 0 {
-		req = req.Param("seconds", strconv.Itoa(seconds))
-	}
-	data, err := req.DoRaw(ctx)
-	if err != nil {
-		return fmt.Errorf("GET %s: %w", path, err)
 	}
 	if err := os.MkdirAll(h.cfg.ProfileDir, 0o755); err != nil {
 		return err
@@ -154,4 +150,22 @@ func (h *Harness) saveProfile(ctx context.Context, cfg *rest.Config, path string
 	}
 	h.logf("profile saved: %s", out)
 	return nil
+}
+
+// getPath reads a path of a server's (its /metrics, its /debug/pprof) with
+// the credentials of cfg.
+func getPath(ctx context.Context, cfg *rest.Config, path string, params map[string]string) ([]byte, error) {
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req := client.Discovery().RESTClient().Get().AbsPath(path)
+	for name, value := range params {
+		req = req.Param(name, value)
+	}
+	data, err := req.DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	return data, nil
 }
