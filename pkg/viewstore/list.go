@@ -161,17 +161,22 @@ func (s *Store) yieldToFeed(f Filter, opts ListOptions) error {
 		_, _, err = s.listStart(f, opts)
 	}
 	s.mu.RUnlock()
-	if !busy || err != nil {
-		return err
+	if busy && err == nil {
+		awaitFanOut(func() bool { return stream.Delivering(feedQuiet, feedFanOut) })
 	}
-	for deadline := time.Now().Add(feedYieldLimit); stream.Delivering(feedQuiet, feedFanOut); {
+	return err
+}
+
+// awaitFanOut waits while busy says the watchers hand a change to their
+// clients, at most feedYieldLimit.
+func awaitFanOut(busy func() bool) {
+	for deadline := time.Now().Add(feedYieldLimit); busy(); {
 		left := time.Until(deadline)
 		if left <= 0 {
-			break
+			return
 		}
 		time.Sleep(min(feedQuiet, left))
 	}
-	return nil
 }
 
 // startRead checks a list's parameters and returns a reader of the state it

@@ -195,19 +195,31 @@ func (s *Store) SetNode(node *corev1.Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ownViews func() []topology.SliceChange
+	_, known := s.nodeAdded[node.Name]
+	var firstPublished bool
 	took := s.publish(func(rv uint64) []topology.SliceChange {
 		s.nodeCreated[node.Name] = node.CreationTimestamp
-		if _, known := s.nodeAdded[node.Name]; !known {
+		if !known {
 			s.nodeAdded[node.Name] = rv
 		}
 		var changes []topology.SliceChange
 		changes, ownViews = s.engine.SetNodeInStages(node.Name, node.Labels)
+		firstPublished = len(changes) > 0
 		return changes
 	})
 	if ownViews != nil {
 		// A change of its own, published once the nodes that see the
 		// node's endpoints have theirs: a node that moves to another unit
-		// changes its view of most Services.
+		// changes its view of most Services. A known node's own views also
+		// wait while the node watchers hand the first stage to their
+		// clients: at edge-10k a few events each to a few hundred clients,
+		// whose building and sending would otherwise share the CPUs with
+		// thousands of events to one. Readers wait with them, as the engine
+		// must not be read in between. A node that joins waits for nothing:
+		// a fleet joining would wait once per node.
+		if known && firstPublished {
+			awaitFanOut(func() bool { return s.stream.HandingOver(feedQuiet) })
+		}
 		took += s.publish(func(uint64) []topology.SliceChange { return ownViews() })
 	}
 	recomputeSeconds.Observe(took.Seconds())

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
+	topologyapi "github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
@@ -159,5 +160,107 @@ func TestQuietAfterTheLastChange(t *testing.T) {
 		if !s.Quiet(time.Second) {
 			t.Error("a change that moved no view ended the quiet")
 		}
+	})
+}
+
+// A known node's own views wait while the node watchers hand the other
+// nodes' changes of its move to their clients, but not for a client that was
+// behind already, nor for one that watches every node; they wait for
+// nothing when the first stage changed no view, nor when the node joins.
+func TestAMovedNodesOwnViewsWaitForTheOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(testOptions)
+		// echo's endpoint is on edge-2, far's on edge-3: edge-2 moving to
+		// unit b changes the views of echo of the nodes of units a and b at
+		// once, and edge-2's own view of far after.
+		// near's is on edge-4, which joins later.
+		echo := slice("demo", "echo", "edge-2")
+		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "a"), node("edge-3", "b"), node("edge-5", "a"), node("edge-6", "a")},
+			[]*corev1.Service{service("demo", "echo", nil, anyMatchUnit), service("demo", "far", nil, anyMatchUnit), service("demo", "near", nil, anyMatchUnit)},
+			[]*discoveryv1.EndpointSlice{echo, slice("demo", "far", "edge-3"), slice("demo", "near", "edge-4")})
+		watchWith := func(f Filter) watch.Interface {
+			t.Helper()
+			w, err := s.Watch(t.Context(), f, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			return w
+		}
+		watchNode := func(node string) watch.Interface { return watchWith(nodeWatch(node)) }
+		// Clients that take every event at once; edge-2's notes when its
+		// own view of far comes.
+		start := time.Now()
+		farCame := make(chan time.Duration, 1)
+		go func() {
+			for e := range watchNode("edge-2").ResultChan() {
+				if obj, ok := e.Object.(*topologyapi.NodeEndpoints); ok && obj.ServiceName == "far" && len(farCame) == 0 {
+					farCame <- time.Since(start)
+				}
+			}
+		}()
+		go func() {
+			for range watchNode("edge-1").ResultChan() {
+			}
+		}()
+		const late = 3 * time.Millisecond
+		// takeAfter makes a client take its next event after d.
+		takeAfter := func(w watch.Interface, d time.Duration) <-chan struct{} {
+			taken := make(chan struct{})
+			go func() {
+				time.Sleep(d)
+				<-w.ResultChan()
+				close(taken)
+			}()
+			return taken
+		}
+		takeLate := func(w watch.Interface) <-chan struct{} { return takeAfter(w, late) }
+		slow, unitB, everyNode := watchNode("edge-5"), watchNode("edge-3"), watchWith(Filter{})
+		// edge-6's client stops reading.
+		watchNode("edge-6")
+		flip(s, echo)
+		<-slow.ResultChan()
+		// Every event a client was sent, each only once its watcher has it.
+		for synctest.Wait(); ; synctest.Wait() {
+			select {
+			case <-everyNode.ResultChan():
+				continue
+			default:
+			}
+			break
+		}
+
+		start = time.Now()
+		slowTook, everyNodeTook := takeLate(slow), takeAfter(everyNode, 4*late)
+		go s.SetNode(node("edge-2", "b"))
+		<-unitB.ResultChan()
+		// The store looks every feedQuiet.
+		if got, want := <-farCame, late+feedQuiet; got < want || got > want+feedQuiet {
+			t.Errorf("edge-2's own view of far came %s after its move, want %s to %s: edge-5's event taken, then quiet for %s",
+				got, want, want+feedQuiet, feedQuiet)
+		}
+		<-slowTook
+		<-everyNodeTook
+
+		took := func(change func()) time.Duration {
+			start := time.Now()
+			change()
+			return time.Since(start)
+		}
+		// edge-1 hosts no endpoint: its move changes only its own views.
+		unitBTook := takeLate(unitB)
+		flip(s, echo)
+		if d := took(func() { s.SetNode(node("edge-1", "b")) }); d != 0 {
+			t.Errorf("a move that changed no other node's view waited %s", d)
+		}
+		<-unitBTook
+		synctest.Wait()
+
+		// edge-4 joins unit b, where near's endpoint changes edge-3's view.
+		unitBTook = takeLate(unitB)
+		if d := took(func() { s.SetNode(node("edge-4", "b")) }); d != 0 {
+			t.Errorf("a node joining waited %s", d)
+		}
+		<-unitBTook
 	})
 }

@@ -125,6 +125,15 @@ func (s *Stream) Delivering(quiet, window time.Duration) bool {
 	return s.activity.within(&s.activity.published, window) && s.activity.within(&s.activity.sent, quiet)
 }
 
+// HandingOver says whether the last change published is still being handed
+// to the clients of the watchers of one shard that it found idle: one of
+// them holds events, or its client took one (bookmarks aside) within quiet.
+// A client that was behind already does not count, as it may have stopped
+// reading, nor one that watches every shard, as an operator's does.
+func (s *Stream) HandingOver(quiet time.Duration) bool {
+	return s.watchers.handing(quiet)
+}
+
 // Idle says whether, for d, no change was published and no event (bookmarks
 // aside) went out to a watcher's client: the last change has been handed
 // to every client that reads.

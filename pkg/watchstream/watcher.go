@@ -18,6 +18,7 @@ package watchstream
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/watch"
@@ -38,6 +39,9 @@ type watcher struct {
 
 	mu    sync.Mutex
 	queue []watch.Event
+	// busy says the goroutine is not waiting at the queue: it is starting,
+	// or handing an event to the client.
+	busy  bool
 	limit int
 	// initialLeft counts the initial events still queued, which raise the
 	// limit until they leave.
@@ -48,6 +52,9 @@ type watcher struct {
 	done     chan struct{}
 	stopOnce sync.Once
 	result   chan watch.Event
+	// lastSent is when the client last took an event (bookmarks aside), on
+	// the stream's clock.
+	lastSent atomic.Int64
 }
 
 var _ watch.Interface = &watcher{}
@@ -56,6 +63,7 @@ func newWatcher(filter Filter, bookmarks bool, initial func() []watch.Event, rem
 	w := &watcher{
 		filter: filter, bookmarks: bookmarks, remove: remove, options: options, activity: activity,
 		initial: initial,
+		busy:    true,
 		limit:   options.WatcherBuffer,
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -88,16 +96,19 @@ func (w *watcher) Stop() {
 }
 
 // send queues an event, or cuts the watcher off when it lags too far behind:
-// its client re-watches from the last resourceVersion it received.
-func (w *watcher) send(e watch.Event) {
+// its client re-watches from the last resourceVersion it received. It says
+// whether the event found the watcher idle, its client done with every
+// event before.
+func (w *watcher) send(e watch.Event) (idle bool) {
 	w.mu.Lock()
 	if w.cut {
 		w.mu.Unlock()
-		return
+		return false
 	}
 	w.cut = len(w.queue) >= w.limit
 	// The goroutine that drains the queue sleeps only once it is empty.
 	wake := len(w.queue) == 0
+	idle = wake && !w.busy
 	if !w.cut {
 		w.queue = append(w.queue, e)
 	}
@@ -107,11 +118,12 @@ func (w *watcher) send(e watch.Event) {
 		w.options.Metrics.CutOff.Inc()
 		// Stop takes the lock of the watcher set the caller holds.
 		go w.Stop()
-		return
+		return false
 	}
 	if wake {
 		w.notify()
 	}
+	return idle
 }
 
 // notify wakes the goroutine that drains the queue, if it sleeps.
@@ -143,6 +155,23 @@ func (w *watcher) waiting() bool {
 	return len(w.queue) > 0
 }
 
+// handing says whether the watcher holds an event its client has not
+// taken, or its client took one within quiet. A stopped watcher hands
+// nothing.
+func (w *watcher) handing(quiet time.Duration) bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+	}
+	if w.activity.within(&w.lastSent, quiet) {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.queue) > 0 || w.busy
+}
+
 func (w *watcher) run() {
 	defer close(w.result)
 	w.start()
@@ -163,6 +192,7 @@ func (w *watcher) run() {
 				w.limit--
 			}
 		}
+		w.busy = next != nil
 		w.mu.Unlock()
 		if next == nil {
 			select {
@@ -211,6 +241,7 @@ func (w *watcher) sent(event watch.Event) {
 	if event.Type != watch.Bookmark {
 		w.options.Metrics.EventsSent.Inc()
 		w.activity.record(&w.activity.sent)
+		w.activity.record(&w.lastSent)
 	}
 }
 

@@ -17,7 +17,9 @@ limitations under the License.
 package watchstream
 
 import (
+	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -34,6 +36,11 @@ type watchers struct {
 	mu      sync.Mutex
 	byShard map[string]map[*watcher]struct{}
 	others  map[*watcher]struct{}
+	// reached are the watchers of one shard whose clients the last
+	// dispatch found done with every event before: the ones that take its
+	// events now. A client that lags, may have stopped reading, or watches
+	// every shard is not among them.
+	reached []*watcher
 }
 
 func newWatchers(shardOf func(runtime.Object) string, metrics *Metrics) *watchers {
@@ -84,10 +91,12 @@ func (ws *watchers) remove(w *watcher) {
 func (ws *watchers) dispatch(entry Entry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	deliver := func(w *watcher, e *Event) {
-		if event, ok := e.seenBy(w.filter, w.options.Copy); ok {
-			w.send(event)
-		}
+	clear(ws.reached)
+	ws.reached = ws.reached[:0]
+	// deliver says whether the event found the watcher idle.
+	deliver := func(w *watcher, e *Event) bool {
+		event, ok := e.seenBy(w.filter, w.options.Copy)
+		return ok && w.send(event)
 	}
 	if ws.shardOf != nil && len(ws.byShard) > 0 {
 		watched := func(shard string) bool { return len(ws.byShard[shard]) > 0 }
@@ -100,7 +109,10 @@ func (ws *watchers) dispatch(entry Entry) {
 		}
 		entry.ShardEvents(watched, shards, func(shard string, event func() *Event) {
 			for w := range ws.byShard[shard] {
-				deliver(w, event())
+				// A second event in one dispatch never finds it idle.
+				if deliver(w, event()) {
+					ws.reached = append(ws.reached, w)
+				}
 			}
 		})
 	}
@@ -110,6 +122,14 @@ func (ws *watchers) dispatch(entry Entry) {
 			return true
 		})
 	}
+}
+
+// handing says whether a watcher the last dispatch reached is still
+// handing events to its client, or its client took one within quiet.
+func (ws *watchers) handing(quiet time.Duration) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return slices.ContainsFunc(ws.reached, func(w *watcher) bool { return w.handing(quiet) })
 }
 
 // stopAll stops every watcher; Stop removes each, so it runs unlocked.

@@ -465,16 +465,22 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 		cycles = fmt.Sprintf(", collection cycles: %d (%d while quiet)", cycles1.all-cycles0.all, cycles1.quiet-cycles0.quiet)
 	}
 	probes, bytes := make([]probe, len(h.watchers)), make([]int64, len(h.watchers))
+	var own string
 	for i, w := range h.watchers {
 		probes[i], bytes[i] = w.disarm()
+		if w.Index == ch.moved {
+			// The moved node's own watcher gets most of the bytes: apart,
+			// it shows what the others wait for.
+			own = fmt.Sprintf(", the moved node's own watcher %s (%d events)", probes[i].latency(), probes[i].events)
+		}
 	}
 	d.add(probes, bytes, cpu1.CPU-cpu0.CPU)
 	// Each change on its own too: a slow one (a collector cycle, a burst
 	// elsewhere) shows apart from a slow kind.
 	one := &Delivery{}
 	one.add(probes, bytes, cpu1.CPU-cpu0.CPU)
-	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s, %.2f CPU-s%s",
-		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), one.CPU.Seconds(), cycles)
+	h.logf("%s #%d: %d/%d watchers current, first %s, p50 %s, last %s%s, %.2f CPU-s%s",
+		d.Kind, d.Changes, one.Done, one.Expected, one.Percentile(0), one.Percentile(0.5), one.Percentile(1), own, one.CPU.Seconds(), cycles)
 	return nil
 }
 

@@ -65,6 +65,14 @@ func (w *Watcher) observed() {
 	p.done = time.Now()
 }
 
+// latency says how long the watcher took to match what it should end with.
+func (p probe) latency() string {
+	if p.done.IsZero() {
+		return "not current"
+	}
+	return p.done.Sub(p.start).String()
+}
+
 // pending reports whether the probe still waits for its change.
 func (w *Watcher) pending() bool {
 	w.mu.Lock()
