@@ -48,12 +48,21 @@ type SliceView struct {
 // endpoint, sorted by name.
 func (v *View) SliceViews(svc types.NamespacedName) []*SliceView {
 	var out []*SliceView
-	for _, slice := range v.Slices {
-		if len(slice.Endpoints) > 0 {
-			out = append(out, &SliceView{Service: svc, Labels: v.Labels, Topology: v.Topology, Slice: slice})
+	for i := range v.Slices {
+		if sv, ok := v.SliceView(svc, i); ok {
+			out = append(out, &sv)
 		}
 	}
 	return out
+}
+
+// SliceView returns the view of the i-th slice, unless the node routes to
+// none of its endpoints: SliceViews one at a time, for a reader that keeps
+// none, as a page of a list that builds its objects from them, and need not
+// allocate them.
+func (v *View) SliceView(svc types.NamespacedName, i int) (SliceView, bool) {
+	slice := v.Slices[i]
+	return SliceView{Service: svc, Labels: v.Labels, Topology: v.Topology, Slice: slice}, len(slice.Endpoints) > 0
 }
 
 // policy is how a Service's endpoints are pruned.

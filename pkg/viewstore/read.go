@@ -124,9 +124,13 @@ func (r reader) object(node string, view *topology.SliceView) topologyapi.NodeEn
 // forEach visits the slice views the filter selects, each a node's
 // NodeEndpoints (object builds it), in the order lists and continue tokens
 // use: by namespace, node, Service, then slice, starting after position
-// (nil: from the start). visit returns false to stop.
+// (nil: from the start). visit returns false to stop, and keeps nothing of
+// the view it gets.
 func (r reader) forEach(f Filter, after *position, visit func(node string, view *topology.SliceView) bool) {
 	nodes, services := f.candidates(r.views.Nodes, r.views.Services(f.Namespace))
+	// One slice view at a time, which visit reads and keeps nothing of: a
+	// page of a cluster-wide list visits hundreds.
+	var current topology.SliceView
 	for len(services) > 0 {
 		namespace := services[0].Namespace
 		end := slices.IndexFunc(services, func(svc types.NamespacedName) bool { return svc.Namespace != namespace })
@@ -154,14 +158,22 @@ func (r reader) forEach(f Filter, after *position, visit func(node string, view 
 				nodeServices = nodeServices[first:]
 			}
 			for _, svc := range nodeServices {
-				for _, view := range r.sliceViews(node, svc) {
-					if after != nil && !after.before(namespace, node, svc.Name, view.Slice.Name) {
+				view, ok := r.views.View(node, svc)
+				if !ok {
+					continue
+				}
+				for i := range view.Slices {
+					var routed bool
+					if current, routed = view.SliceView(svc, i); !routed {
 						continue
 					}
-					if !f.matchesSlice(node, view) {
+					if after != nil && !after.before(namespace, node, svc.Name, current.Slice.Name) {
 						continue
 					}
-					if !visit(node, view) {
+					if !f.matchesSlice(node, &current) {
+						continue
+					}
+					if !visit(node, &current) {
 						return
 					}
 				}
