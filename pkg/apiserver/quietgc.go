@@ -25,20 +25,22 @@ import (
 
 // The collector starts a cycle once allocations reach its goal, and they
 // peak while a change is handed to the watchers: left alone, cycles land
-// on changes, and at edge-10k a cycle takes about half a second of one of
-// two cores, which the nodes the change reaches wait for. Once no view has
-// changed and no watcher got an event for collectAfterQuiet, and the heap
-// has spent half its headroom, a cycle run then leaves the next changes
-// all of it. One such cycle at most per quiet spell: when a memory limit
-// (GOMEMLIMIT) sets the goal close to what is live, any allocation would
-// otherwise call for another, back to back.
+// on changes, and at edge-10k a cycle takes a third of a second or more of
+// wall time, in which the nodes the change reaches wait on assists and on
+// the cores the cycle takes. Once the last change has been handed over (no
+// view changed and no watcher got an event for collectAfterQuiet) and the
+// heap has spent half its headroom, a cycle run then fills the gap before
+// the next change instead, and starts early enough to need no assists. One
+// such cycle at most per quiet spell, and none when a memory limit
+// (GOMEMLIMIT) sets the goal close to what is live: any allocation would
+// then call for another, back to back.
 const (
-	// Long enough that the next change rarely lands on the cycle: with
-	// changes a second or two apart, a one-second spell would fit a cycle
-	// into most gaps, each as likely to delay the next change as a cycle the
-	// allocations start, and there would be twice as many.
-	collectAfterQuiet = 5 * time.Second
-	collectCheckEvery = 250 * time.Millisecond
+	// Long enough that the fan-out of a change is over (its events
+	// handed over back to back), short enough that a cycle of a third of a
+	// second fits before the next change when changes come every half
+	// second or more, as under steady churn or a list in a loop.
+	collectAfterQuiet = 50 * time.Millisecond
+	collectCheckEvery = 10 * time.Millisecond
 )
 
 // heapUse is the heap in use, what was live after the last cycle, the size
@@ -46,9 +48,10 @@ const (
 type heapUse struct{ inUse, live, goal, cycles uint64 }
 
 // halfSpent says whether the heap has grown past half the way from what
-// was live to the goal.
+// was live to the goal, and the goal leaves a tenth of what is live or more
+// to grow into: a goal closer than that is a memory limit's.
 func (h heapUse) halfSpent() bool {
-	return h.goal > h.live && h.inUse > h.live+(h.goal-h.live)/2
+	return h.goal > h.live && h.goal-h.live >= h.live/10 && h.inUse > h.live+(h.goal-h.live)/2
 }
 
 // readHeapUse reads the process's heapUse from runtime/metrics. A sample

@@ -39,13 +39,14 @@ func TestCollectWhileQuiet(t *testing.T) {
 		running bool
 		want    int
 	}{
-		"quiet, past half the headroom":                     {quiet: []bool{q, q, q}, heap: spent, want: 1},
-		"quiet, short of half the headroom":                 {quiet: []bool{q, q, q}, heap: short},
-		"changing, past half the headroom":                  {quiet: []bool{busy, busy, busy}, heap: spent},
-		"no goal known":                                     {quiet: []bool{q, q, q}, heap: heapUse{inUse: 140}},
-		"a memory limit keeps the heap past half":           {quiet: []bool{q, q, q, q}, heap: spent, stuck: true, want: 1},
-		"two quiet spells":                                  {quiet: []bool{q, q, busy, q, q}, heap: spent, stuck: true, want: 2},
-		"the collector's own cycles, one before each check": {quiet: []bool{q, q, q}, heap: spent, running: true},
+		"quiet, past half the headroom":                      {quiet: []bool{q, q, q}, heap: spent, want: 1},
+		"quiet, short of half the headroom":                  {quiet: []bool{q, q, q}, heap: short},
+		"changing, past half the headroom":                   {quiet: []bool{busy, busy, busy}, heap: spent},
+		"no goal known":                                      {quiet: []bool{q, q, q}, heap: heapUse{inUse: 140}},
+		"a memory limit sets the goal close to what is live": {quiet: []bool{q, q, q}, heap: heapUse{inUse: 108, live: 100, goal: 109}},
+		"a memory limit keeps the heap past half":            {quiet: []bool{q, q, q, q}, heap: spent, stuck: true, want: 1},
+		"two quiet spells":                                   {quiet: []bool{q, q, busy, q, q}, heap: spent, stuck: true, want: 2},
+		"the collector's own cycles, one before each check":  {quiet: []bool{q, q, q}, heap: spent, running: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

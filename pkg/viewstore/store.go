@@ -168,14 +168,17 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
-// Quiet says whether the views were loaded d ago or more and, for d, no
-// change was published and no event handed to a watcher: a time for work
-// that would delay a change's delivery. Right after a load every node's
-// client relists, which is no change.
+// relistAfterLoad is how long after a load the store is never quiet: every
+// node's client relists then, which is no change.
+const relistAfterLoad = 5 * time.Second
+
+// Quiet says whether the views were loaded relistAfterLoad ago or more and,
+// for d, no change was published and no event handed to a watcher: a time
+// for work that would delay a change's delivery.
 func (s *Store) Quiet(d time.Duration) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.stream != nil && time.Since(s.loadedAt) >= d && s.stream.Idle(d)
+	return s.stream != nil && time.Since(s.loadedAt) >= relistAfterLoad && s.stream.Idle(d)
 }
 
 // SetNode adds or updates a node. A kubelet's status update, tens a second

@@ -128,8 +128,8 @@ func TestListsYieldToTheFeed(t *testing.T) {
 	})
 }
 
-// The store is quiet once loaded for the given time and no change was
-// published for as long; a change that moves no view keeps it quiet.
+// The store is quiet once loaded for relistAfterLoad and no change was
+// published for the given time; a change that moves no view keeps it quiet.
 func TestQuietAfterTheLastChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := New(testOptions)
@@ -141,9 +141,13 @@ func TestQuietAfterTheLastChange(t *testing.T) {
 		if s.Quiet(time.Second) {
 			t.Error("quiet right after the load, while nodes relist")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(relistAfterLoad - time.Millisecond)
+		if s.Quiet(time.Second) {
+			t.Errorf("quiet %s after the load, while nodes may still relist", relistAfterLoad-time.Millisecond)
+		}
+		time.Sleep(time.Millisecond)
 		if !s.Quiet(time.Second) {
-			t.Error("not quiet a second after the load, before any change")
+			t.Errorf("not quiet %s after the load, before any change", relistAfterLoad)
 		}
 		flip(s, plain)
 		if s.Quiet(time.Second) {
