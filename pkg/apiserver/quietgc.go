@@ -41,75 +41,87 @@ const (
 	// second or more, as under steady churn or a list in a loop.
 	collectAfterQuiet = 50 * time.Millisecond
 	collectCheckEvery = 10 * time.Millisecond
+	// sweepAfterCycle is how long after a cycle ends the heap's figures
+	// are not read for one: the dead objects it found count as in use
+	// until they are swept.
+	sweepAfterCycle = 250 * time.Millisecond
 )
 
 // heapUse is the heap in use, what was live after the last cycle, the size
 // the collector lets it reach before the next, and the cycles run so far.
 type heapUse struct{ inUse, live, goal, cycles uint64 }
 
-// halfSpent says whether the heap has grown past half the way from what
-// was live to the goal, and the goal leaves a tenth of what is live or more
-// to grow into: a goal closer than that is a memory limit's.
-func (h heapUse) halfSpent() bool {
-	return h.goal > h.live && h.goal-h.live >= h.live/10 && h.inUse > h.live+(h.goal-h.live)/2
+// dueSoon says whether the heap has grown past half the way from what was
+// live to the goal, but not so far that the collector may have started a
+// cycle already: it never does before 45/64 of the way (the Go runtime's
+// minimum trigger, mgcpacer.go), and runtime.GC during a cycle would wait
+// for it and then run another. And the goal must leave a tenth of what is
+// live or more to grow into: a goal closer than that is a memory limit's.
+func (h heapUse) dueSoon() bool {
+	if h.goal <= h.live || h.goal-h.live < h.live/10 {
+		return false
+	}
+	spent, headroom := h.inUse-min(h.inUse, h.live), h.goal-h.live
+	return spent > headroom/2 && spent < headroom*5/8
 }
 
-// readHeapUse reads the process's heapUse from runtime/metrics. A sample
-// this runtime does not know reads 0: with no goal, halfSpent is never true.
-func readHeapUse() heapUse {
-	var h heapUse
-	into := map[string]*uint64{
-		"/memory/classes/heap/objects:bytes": &h.inUse,
-		"/gc/heap/live:bytes":                &h.live,
-		"/gc/heap/goal:bytes":                &h.goal,
-		"/gc/cycles/total:gc-cycles":         &h.cycles,
+// heapReader returns a reader of the process's heapUse from
+// runtime/metrics. A sample this runtime does not know reads 0: with no
+// goal, dueSoon is never true.
+func heapReader() func() heapUse {
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/heap/goal:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
 	}
-	samples := make([]metrics.Sample, 0, len(into))
-	for name := range into {
-		samples = append(samples, metrics.Sample{Name: name})
-	}
-	metrics.Read(samples)
-	for _, sample := range samples {
-		if sample.Value.Kind() == metrics.KindUint64 {
-			*into[sample.Name] = sample.Value.Uint64()
+	value := func(i int) uint64 {
+		if samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
 		}
+		return samples[i].Value.Uint64()
 	}
-	return h
+	return func() heapUse {
+		metrics.Read(samples)
+		return heapUse{inUse: value(0), live: value(1), goal: value(2), cycles: value(3)}
+	}
 }
 
 // collectWhileQuiet runs a collection cycle once in each spell the views
-// are quiet for collectAfterQuiet, when the heap has spent half its
-// headroom, until ctx is done. A check right after a cycle waits for the
-// next: the dead objects that cycle found may not be swept yet, and count
-// as in use.
+// are quiet for collectAfterQuiet, when one is due soon, until ctx is done.
+// It reads the heap at every check, to see cycles end; for sweepAfterCycle
+// after one has, it collects nothing.
 func collectWhileQuiet(ctx context.Context, quiet func(time.Duration) bool, heap func() heapUse, collect func()) {
 	ticker := time.NewTicker(collectCheckEvery)
 	defer ticker.Stop()
 	var collected bool
-	var cycles uint64
+	var cycleSeen time.Time
+	cycles := heap().cycles
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
+		h := heap()
+		if h.cycles != cycles {
+			cycles, cycleSeen = h.cycles, time.Now()
+		}
 		if !quiet(collectAfterQuiet) {
 			collected = false
 			continue
 		}
-		h := heap()
-		cycleEnded := h.cycles != cycles
-		cycles = h.cycles
-		if collected || cycleEnded || !h.halfSpent() {
+		if collected || time.Since(cycleSeen) < sweepAfterCycle || !h.dueSoon() {
 			continue
 		}
 		collect()
 		collected = true
 		quietCollections.Inc()
+		// The cycle's own end is seen at the next check.
 	}
 }
 
 // collectWhileViewsQuiet is collectWhileQuiet on the process's own heap.
 func collectWhileViewsQuiet(ctx context.Context, quiet func(time.Duration) bool) {
-	collectWhileQuiet(ctx, quiet, readHeapUse, runtime.GC)
+	collectWhileQuiet(ctx, quiet, heapReader(), runtime.GC)
 }
