@@ -36,6 +36,11 @@ var (
 		Help:    "Time to apply one Node, Service or EndpointSlice change and compute the views it changed.",
 		Buckets: metrics.ExponentialBuckets(0.00001, 4, 10),
 	})
+	ownViewsWaitSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem: subsystem, Name: "own_views_wait_duration_seconds", StabilityLevel: metrics.ALPHA,
+		Help:    "Time a node that changed labels waited, holding the store's lock, for the views of the nodes that see its endpoints to be handed to their watchers before its own were published; at most 0.1 s.",
+		Buckets: metrics.ExponentialBuckets(0.001, 2, 8),
+	})
 	eventsSent = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "watch_events_sent_total", StabilityLevel: metrics.ALPHA,
 		Help: "Watch events sent to NodeEndpoints watchers, bookmarks excluded.",
@@ -90,7 +95,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the store's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults,
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, ownViewsWaitSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults,
 			routingNodes, nodesWithoutEndpoints, routingFallbacks, routingPassSeconds, routingLastPass)
 	})
 }

@@ -221,7 +221,9 @@ func (s *Store) SetNode(node *corev1.Node) {
 		// must not be read in between. A node that joins waits for nothing:
 		// a fleet joining would wait once per node.
 		if known && firstPublished {
+			start := time.Now()
 			awaitFanOut(func() bool { return s.stream.HandingOver(feedQuiet) })
+			ownViewsWaitSeconds.Observe(time.Since(start).Seconds())
 		}
 		took += s.publish(func(uint64) []topology.SliceChange { return ownViews() })
 	}
