@@ -28,9 +28,9 @@ import (
 // on changes, and at edge-10k a cycle takes a third of a second or more of
 // wall time, in which the nodes the change reaches wait on assists and on
 // the cores the cycle takes. Once the last change has been handed over (no
-// view changed and no watcher got an event for collectAfterQuiet) and the
-// heap has spent half its headroom, a cycle run then fills the gap before
-// the next change instead, and starts early enough to need no assists. One
+// view changed and no watcher got an event for collectAfterQuiet) and a
+// cycle is due soon (dueSoon), a cycle run then fills the gap before the
+// next change instead, and starts early enough to need no assists. One
 // such cycle at most per quiet spell, and none when a memory limit
 // (GOMEMLIMIT) sets the goal close to what is live: any allocation would
 // then call for another, back to back.
