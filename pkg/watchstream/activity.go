@@ -35,8 +35,12 @@ func newActivity() *activity {
 	return &activity{start: time.Now()}
 }
 
-func (a *activity) record(at *atomic.Int64) {
-	at.Store(int64(time.Since(a.start)) + 1)
+// record sets each of at to now, read from the clock once.
+func (a *activity) record(at ...*atomic.Int64) {
+	now := int64(time.Since(a.start)) + 1
+	for _, t := range at {
+		t.Store(now)
+	}
 }
 
 // within says whether at was recorded less than d ago.

@@ -240,8 +240,7 @@ func (w *watcher) run() {
 func (w *watcher) sent(event watch.Event) {
 	if event.Type != watch.Bookmark {
 		w.options.Metrics.EventsSent.Inc()
-		w.activity.record(&w.activity.sent)
-		w.activity.record(&w.lastSent)
+		w.activity.record(&w.activity.sent, &w.lastSent)
 	}
 }
 
