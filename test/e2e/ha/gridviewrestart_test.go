@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -38,24 +39,37 @@ import (
 
 func isGone(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }
 
-// recordingListWatch counts successful lists and the watch errors a reflector meets.
+// recordingListWatch counts successful lists and keeps the 410 Gone answers
+// a reflector meets, at a watch's start or as an ERROR event, so that a test
+// that does not expect them can say which they were.
 type recordingListWatch struct {
 	mu    sync.Mutex
 	lists int
-	gone  int // 410 Gone: at the watch's start or as an ERROR event
+	gone  []string
 }
 
-func (r *recordingListWatch) add(lists, gone int) {
+func (r *recordingListWatch) listed() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lists += lists
-	r.gone += gone
+	r.lists++
+}
+
+func (r *recordingListWatch) expired(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gone = append(r.gone, time.Now().Format("15:04:05.000")+" "+err.Error())
 }
 
 func (r *recordingListWatch) counts() (lists, gone int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lists, r.gone
+	return r.lists, len(r.gone)
+}
+
+func (r *recordingListWatch) goneAnswers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.gone)
 }
 
 // Restarting the gridview-apiserver a client watches ends its watch; the
@@ -82,16 +96,16 @@ func TestNodeEndpointsRelistAfterGridviewRestart(t *testing.T) {
 			if isGone(err) {
 				// A relist from the last resourceVersion, after a watch
 				// that failed otherwise, meets the 410 here instead.
-				rec.add(0, 1)
+				rec.expired(err)
 			} else if err == nil {
-				rec.add(1, 0)
+				rec.listed()
 			}
 			return list, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			w, err := views.Watch(ctx, opts)
 			if isGone(err) {
-				rec.add(0, 1)
+				rec.expired(err)
 			}
 			if err != nil {
 				return nil, err
@@ -99,7 +113,7 @@ func TestNodeEndpointsRelistAfterGridviewRestart(t *testing.T) {
 			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
 				if ev.Type == watch.Error {
 					if status, ok := ev.Object.(*metav1.Status); ok && status.Code == http.StatusGone {
-						rec.add(0, 1)
+						rec.expired(apierrors.FromObject(status))
 					}
 				}
 				return ev, true

@@ -73,6 +73,8 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSite(t)
+			leader := settledLeader(t)
+			defer stillLeads(t, leader)
 			forwardedBefore, localBefore := leaderReads(t, "leader"), leaderReads(t, "local")
 			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 			own := "nodeName=" + s.node("a1")
@@ -83,9 +85,9 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 					opts.FieldSelector = own
 					list, err := views.List(ctx, opts)
 					if isGone(err) {
-						rec.add(0, 1)
+						rec.expired(err)
 					} else if err == nil {
-						rec.add(1, 0)
+						rec.listed()
 					}
 					return list, err
 				},
@@ -99,18 +101,20 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 					rec.mu.Unlock()
 					w, err := views.Watch(ctx, opts)
 					if isGone(err) {
-						rec.add(0, 1)
+						rec.expired(err)
 					}
 					if err != nil {
 						return nil, err
 					}
 					// A streaming list is a list.
 					if ptr.Deref(opts.SendInitialEvents, false) {
-						rec.add(1, 0)
+						rec.listed()
 					}
 					return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-						if ev.Type == watch.Error && isGone(apierrors.FromObject(ev.Object)) {
-							rec.add(0, 1)
+						if ev.Type == watch.Error {
+							if err := apierrors.FromObject(ev.Object); isGone(err) {
+								rec.expired(err)
+							}
 						}
 						return ev, true
 					}), nil
@@ -125,7 +129,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			changes := s.churn(ctx, t, churn)
 
 			if lists, gone := rec.counts(); lists != 1 || gone != 0 {
-				t.Errorf("after the churn: %d lists and %d 410 Gone answers, want the first list only", lists, gone)
+				t.Errorf("after the churn: %d lists and %d 410 Gone answers, want the first list only: %q", lists, gone, rec.goneAnswers())
 			}
 			eventually(t, 20*time.Second, "the informer equal to a fresh list", func(ctx context.Context) error {
 				list, err := views.List(ctx, metav1.ListOptions{FieldSelector: own})
@@ -154,9 +158,56 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			}
 			rec.mu.Unlock()
 			if lists != 1 || gone != 0 {
-				t.Errorf("%d lists and %d 410 Gone answers, want the first list only", lists, gone)
+				t.Errorf("%d lists and %d 410 Gone answers, want the first list only: %q", lists, gone, rec.goneAnswers())
 			}
 		})
+	}
+}
+
+// settledLeader waits until one replica leads and the other sends its reads
+// there, and returns the leader. A test that counts relists must not start
+// while the Lease moves, after a kube-apiserver restart for one: the leader
+// that lost it serves reads until it sees the new holder, and a
+// resourceVersion one leader issued means nothing to the next.
+func settledLeader(t *testing.T) *localcluster.GridviewReplica {
+	t.Helper()
+	var leader *localcluster.GridviewReplica
+	start, tries := time.Now(), 0
+	eventually(t, 60*time.Second, "one replica leading, the other sending its reads there", func(ctx context.Context) error {
+		tries++
+		leaders, err := leading()
+		if err != nil {
+			return err
+		}
+		if len(leaders) != 1 {
+			return fmt.Errorf("replicas leading: %v", names(leaders))
+		}
+		for _, r := range replicas {
+			if r == leaders[0] || !r.Running() {
+				continue
+			}
+			before := leaderReads(t, "leader")
+			if _, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+				return err
+			}
+			if leaderReads(t, "leader") == before {
+				return fmt.Errorf("%s served a read itself while %s leads", r.Name, leaders[0].Name)
+			}
+		}
+		leader = leaders[0]
+		return nil
+	})
+	if tries > 1 {
+		t.Logf("waited %s for %s to lead alone and receive the other replica's reads", time.Since(start).Round(100*time.Millisecond), leader.Name)
+	}
+	return leader
+}
+
+// stillLeads fails a test whose relists a change of leader explains.
+func stillLeads(t *testing.T, leader *localcluster.GridviewReplica) {
+	t.Helper()
+	if leaders, err := leading(); err != nil || len(leaders) != 1 || leaders[0] != leader {
+		t.Errorf("the Lease moved during the test: leading %v (%v), at the start %s", names(leaders), err, leader.Name)
 	}
 }
 

@@ -57,6 +57,8 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSite(t)
+			leader := settledLeader(t)
+			defer stillLeads(t, leader)
 			forwardedBefore := leaderReads(t, "leader")
 			w := startHostWrapper(t, s.node("a1"), "--upstream-watch-timeout", watchTimeout.String())
 
