@@ -97,6 +97,9 @@ type Store struct {
 	closed              bool
 	// loadedAt is when Load set the stream.
 	loadedAt time.Time
+	// ownViewsWaited is when a moved node's own views last stopped waiting
+	// for the others'.
+	ownViewsWaited time.Time
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]
@@ -219,11 +222,14 @@ func (s *Store) SetNode(node *corev1.Node) {
 		// whose building and sending would otherwise share the CPUs with
 		// thousands of events to one. Readers wait with them, as the engine
 		// must not be read in between. A node that joins waits for nothing:
-		// a fleet joining would wait once per node.
-		if known && firstPublished {
+		// a fleet joining would wait once per node. Nor does a move within
+		// feedYieldLimit of the last wait, one of a bulk relabel: readers
+		// and the queued inputs would wait most of the time.
+		if known && firstPublished && time.Since(s.ownViewsWaited) >= feedYieldLimit {
 			start := time.Now()
 			awaitFanOut(func() bool { return s.stream.HandingOver(feedQuiet) })
-			ownViewsWaitSeconds.Observe(time.Since(start).Seconds())
+			s.ownViewsWaited = time.Now()
+			ownViewsWaitSeconds.Observe(s.ownViewsWaited.Sub(start).Seconds())
 		}
 		took += s.publish(func(uint64) []topology.SliceChange { return ownViews() })
 	}

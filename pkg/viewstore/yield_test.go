@@ -268,3 +268,55 @@ func TestAMovedNodesOwnViewsWaitForTheOthers(t *testing.T) {
 		<-unitBTook
 	})
 }
+
+// Moves within feedYieldLimit of the last wait, a bulk relabel, do not wait:
+// the store's lock is held while a move waits.
+func TestABulkRelabelWaitsOncePerYieldLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(testOptions)
+		// edge-2 moving changes edge-1's and edge-3's views of echo, then
+		// its own.
+		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "a"), node("edge-3", "b")},
+			[]*corev1.Service{service("demo", "echo", nil, anyMatchUnit), service("demo", "far", nil, anyMatchUnit)},
+			[]*discoveryv1.EndpointSlice{slice("demo", "echo", "edge-2"), slice("demo", "far", "edge-3")})
+		// Clients that take each event a little late, so that every move
+		// finds them idle and then handing over.
+		done := make(chan struct{})
+		defer close(done)
+		for _, name := range []string{"edge-1", "edge-2", "edge-3"} {
+			w, err := s.Watch(t.Context(), nodeWatch(name), watchstream.WatchOptions{SendInitialEvents: ptr.To(false)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(w.Stop)
+			go func() {
+				for {
+					select {
+					case <-done:
+						return
+					case <-time.After(time.Millisecond):
+					}
+					<-w.ResultChan()
+				}
+			}()
+		}
+		synctest.Wait()
+		move := func(unit string) time.Duration {
+			start := time.Now()
+			s.SetNode(node("edge-2", unit))
+			return time.Since(start)
+		}
+		if d := move("b"); d == 0 {
+			t.Fatal("a move waited for nothing: the test cannot tell a bulk from it")
+		}
+		for i, unit := range []string{"a", "b", "a"} {
+			if d := move(unit); d != 0 {
+				t.Errorf("move %d of a bulk waited %s", i+2, d)
+			}
+		}
+		time.Sleep(feedYieldLimit)
+		if d := move("b"); d == 0 {
+			t.Errorf("a move %s after the last wait did not wait", feedYieldLimit)
+		}
+	})
+}
