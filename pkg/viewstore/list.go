@@ -168,15 +168,16 @@ func (s *Store) yieldToFeed(f Filter, opts ListOptions) error {
 }
 
 // awaitFanOut waits while busy says the watchers hand a change to their
-// clients, at most feedYieldLimit.
-func awaitFanOut(busy func() bool) {
-	for deadline := time.Now().Add(feedYieldLimit); busy(); {
+// clients, at most feedYieldLimit, and says whether it waited at all.
+func awaitFanOut(busy func() bool) (waited bool) {
+	for deadline := time.Now().Add(feedYieldLimit); busy(); waited = true {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return
+			return waited
 		}
 		time.Sleep(min(feedQuiet, left))
 	}
+	return waited
 }
 
 // startRead checks a list's parameters and returns a reader of the state it

@@ -223,13 +223,17 @@ func (s *Store) SetNode(node *corev1.Node) {
 		// thousands of events to one. Readers wait with them, as the engine
 		// must not be read in between. A node that joins waits for nothing:
 		// a fleet joining would wait once per node. Nor does a move within
-		// feedYieldLimit of the last wait, one of a bulk relabel: readers
-		// and the queued inputs would wait most of the time.
+		// feedYieldLimit of the end of the last wait, one of a bulk
+		// relabel: readers and the queued inputs would wait most of the
+		// time.
 		if known && firstPublished && time.Since(s.ownViewsWaited) >= feedYieldLimit {
 			start := time.Now()
-			awaitFanOut(func() bool { return s.stream.HandingOver(feedQuiet) })
-			s.ownViewsWaited = time.Now()
-			ownViewsWaitSeconds.Observe(s.ownViewsWaited.Sub(start).Seconds())
+			waited := awaitFanOut(func() bool { return s.stream.HandingOver(feedQuiet) })
+			end := time.Now()
+			if waited {
+				s.ownViewsWaited = end
+			}
+			ownViewsWaitSeconds.Observe(end.Sub(start).Seconds())
 		}
 		took += s.publish(func(uint64) []topology.SliceChange { return ownViews() })
 	}

@@ -252,6 +252,8 @@ func TestAMovedNodesOwnViewsWaitForTheOthers(t *testing.T) {
 			return time.Since(start)
 		}
 		// edge-1 hosts no endpoint: its move changes only its own views.
+		// Past feedYieldLimit, so that the last wait does not excuse it.
+		time.Sleep(feedYieldLimit)
 		unitBTook := takeLate(unitB)
 		flip(s, echo)
 		if d := took(func() { s.SetNode(node("edge-1", "b")) }); d != 0 {
@@ -261,6 +263,7 @@ func TestAMovedNodesOwnViewsWaitForTheOthers(t *testing.T) {
 		synctest.Wait()
 
 		// edge-4 joins unit b, where near's endpoint changes edge-3's view.
+		time.Sleep(feedYieldLimit)
 		unitBTook = takeLate(unitB)
 		if d := took(func() { s.SetNode(node("edge-4", "b")) }); d != 0 {
 			t.Errorf("a node joining waited %s", d)
@@ -269,16 +272,18 @@ func TestAMovedNodesOwnViewsWaitForTheOthers(t *testing.T) {
 	})
 }
 
-// Moves within feedYieldLimit of the last wait, a bulk relabel, do not wait:
-// the store's lock is held while a move waits.
+// Moves within feedYieldLimit of the end of the last wait, a bulk relabel,
+// do not wait: the store's lock is held while a move waits. A move that
+// found nothing to wait for does not count as a wait.
 func TestABulkRelabelWaitsOncePerYieldLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := New(testOptions)
 		// edge-2 moving changes edge-1's and edge-3's views of echo, then
-		// its own.
-		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "a"), node("edge-3", "b")},
-			[]*corev1.Service{service("demo", "echo", nil, anyMatchUnit), service("demo", "far", nil, anyMatchUnit)},
-			[]*discoveryv1.EndpointSlice{slice("demo", "echo", "edge-2"), slice("demo", "far", "edge-3")})
+		// its own. edge-9 moving changes edge-8's view of lone, which no
+		// client watches.
+		s.Load([]*corev1.Node{node("edge-1", "a"), node("edge-2", "a"), node("edge-3", "b"), node("edge-8", "c"), node("edge-9", "c")},
+			[]*corev1.Service{service("demo", "echo", nil, anyMatchUnit), service("demo", "far", nil, anyMatchUnit), service("demo", "lone", nil, anyMatchUnit)},
+			[]*discoveryv1.EndpointSlice{slice("demo", "echo", "edge-2"), slice("demo", "far", "edge-3"), slice("demo", "lone", "edge-9")})
 		// Clients that take each event a little late, so that every move
 		// finds them idle and then handing over.
 		done := make(chan struct{})
@@ -317,6 +322,15 @@ func TestABulkRelabelWaitsOncePerYieldLimit(t *testing.T) {
 		time.Sleep(feedYieldLimit)
 		if d := move("b"); d == 0 {
 			t.Errorf("a move %s after the last wait did not wait", feedYieldLimit)
+		}
+		time.Sleep(feedYieldLimit)
+		start := time.Now()
+		s.SetNode(node("edge-9", "d"))
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("a move that no client sees waited %s", d)
+		}
+		if d := move("a"); d == 0 {
+			t.Errorf("a move right after one that found nothing to wait for did not wait")
 		}
 	})
 }
