@@ -190,11 +190,31 @@ func leading() ([]*localcluster.GridviewReplica, error) {
 		if i := strings.LastIndex(log, "=== "); i >= 0 {
 			log = log[i:]
 		}
-		if strings.Count(log, "Leading: reconciling every ServiceGrid") > strings.Count(log, "Stopped leading the ServiceGrid controller") {
+		if strings.Count(log, startedLeading) > strings.Count(log, stoppedLeading) {
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+// What a replica logs when it starts and stops leading.
+const (
+	startedLeading = "Leading: reconciling every ServiceGrid"
+	stoppedLeading = "Stopped leading the ServiceGrid controller"
+)
+
+// leadershipChanges counts the times a replica started or stopped leading,
+// over every start of every replica.
+func leadershipChanges() (int, error) {
+	changes := 0
+	for _, r := range cluster.GridviewReplicas() {
+		data, err := os.ReadFile(r.LogFile)
+		if err != nil {
+			return 0, err
+		}
+		changes += strings.Count(string(data), startedLeading) + strings.Count(string(data), stoppedLeading)
+	}
+	return changes, nil
 }
 
 func names(replicas []*localcluster.GridviewReplica) []string {

@@ -74,7 +74,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			defer cancel()
 			s := newSite(t)
 			leader := settledLeader(t)
-			defer stillLeads(t, leader)
+			defer leader.check(t)
 			forwardedBefore, localBefore := leaderReads(t, "leader"), leaderReads(t, "local")
 			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 			own := "nodeName=" + s.node("a1")
@@ -126,7 +126,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 				t.Fatal("the informer did not sync")
 			}
 
-			changes := s.churn(ctx, t, churn)
+			changes, churned := s.churnThroughTheFollower(ctx, t, churn, forwardedBefore)
 
 			if lists, gone := rec.counts(); lists != 1 || gone != 0 {
 				t.Errorf("after the churn: %d lists and %d 410 Gone answers, want the first list only: %q", lists, gone, rec.goneAnswers())
@@ -152,7 +152,7 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			}
 			lists, gone := rec.counts()
 			rec.mu.Lock()
-			t.Logf("%d changes in %s, watches timing out after %s: %d watches, %d lists, %d 410 Gone answers", changes, churn, watchTimeout, watches, lists, gone)
+			t.Logf("%d changes in %s, watches timing out after %s: %d watches, %d lists, %d 410 Gone answers", changes, churned.Round(time.Second), watchTimeout, watches, lists, gone)
 			if watches < 3 {
 				t.Errorf("%d watches started: the informer hardly re-watched, the test proves little", watches)
 			}
@@ -165,16 +165,20 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 }
 
 // settledLeader waits until one replica leads and the other sends its reads
-// there, and returns the leader. A test that counts relists must not start
-// while the Lease moves, after a kube-apiserver restart for one: the leader
-// that lost it serves reads until it sees the new holder, and a
-// resourceVersion one leader issued means nothing to the next.
-func settledLeader(t *testing.T) *localcluster.GridviewReplica {
+// there. A test that counts relists must not start while the Lease moves,
+// after a kube-apiserver restart for one: the leader that lost it serves
+// reads until it sees the new holder, and a resourceVersion one leader
+// issued means nothing to the next.
+func settledLeader(t *testing.T) steadyLeader {
 	t.Helper()
-	var leader *localcluster.GridviewReplica
+	var steady steadyLeader
 	start, tries := time.Now(), 0
 	eventually(t, 60*time.Second, "one replica leading, the other sending its reads there", func(ctx context.Context) error {
 		tries++
+		changes, err := leadershipChanges()
+		if err != nil {
+			return err
+		}
 		leaders, err := leading()
 		if err != nil {
 			return err
@@ -194,21 +198,51 @@ func settledLeader(t *testing.T) *localcluster.GridviewReplica {
 				return fmt.Errorf("%s served a read itself while %s leads", r.Name, leaders[0].Name)
 			}
 		}
-		leader = leaders[0]
+		steady = steadyLeader{replica: leaders[0], changes: changes}
 		return nil
 	})
 	if tries > 1 {
-		t.Logf("waited %s for %s to lead alone and receive the other replica's reads", time.Since(start).Round(100*time.Millisecond), leader.Name)
+		t.Logf("waited %s for %s to lead alone and receive the other replica's reads", time.Since(start).Round(100*time.Millisecond), steady.replica.Name)
 	}
-	return leader
+	return steady
 }
 
-// stillLeads fails a test whose relists a change of leader explains.
-func stillLeads(t *testing.T, leader *localcluster.GridviewReplica) {
+// steadyLeader is the replica that led when a test started, and how many
+// times a replica had started or stopped leading by then.
+type steadyLeader struct {
+	replica *localcluster.GridviewReplica
+	changes int
+}
+
+// check fails a test whose relists a change of leader since it started
+// would explain, even one that ended with the same leader.
+func (l steadyLeader) check(t *testing.T) {
 	t.Helper()
-	if leaders, err := leading(); err != nil || len(leaders) != 1 || leaders[0] != leader {
-		t.Errorf("the Lease moved during the test: leading %v (%v), at the start %s", names(leaders), err, leader.Name)
+	changes, err := leadershipChanges()
+	if err != nil {
+		t.Errorf("reading the replicas' logs: %v", err)
+		return
 	}
+	if changes != l.changes {
+		leaders, _ := leading()
+		t.Errorf("the Lease moved during the test: replicas started or stopped leading %d times; %s led at the start, %v now",
+			changes-l.changes, l.replica.Name, names(leaders))
+	}
+}
+
+// churnThroughTheFollower churns for d, and on while no read went to the
+// leader through the other replica, at most d more: the aggregator picks a
+// replica per request, so a few reads may all have gone to the leader, and
+// the test would prove little. It returns the changes made and how long it
+// churned.
+func (s site) churnThroughTheFollower(ctx context.Context, t *testing.T, d time.Duration, forwardedBefore float64) (int, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	changes := s.churn(ctx, t, d)
+	for more := d / 4; leaderReads(t, "leader") == forwardedBefore && time.Since(start) < 2*d; {
+		changes += s.churn(ctx, t, more)
+	}
+	return changes, time.Since(start)
 }
 
 // leaderReads sums the reads the replicas that did not lead sent to the

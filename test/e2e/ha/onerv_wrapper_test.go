@@ -58,11 +58,11 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			defer cancel()
 			s := newSite(t)
 			leader := settledLeader(t)
-			defer stillLeads(t, leader)
+			defer leader.check(t)
 			forwardedBefore := leaderReads(t, "leader")
 			w := startHostWrapper(t, s.node("a1"), "--upstream-watch-timeout", watchTimeout.String())
 
-			changes := s.churn(ctx, t, churn)
+			changes, churned := s.churnThroughTheFollower(ctx, t, churn, forwardedBefore)
 			eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
 				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
 				if err != nil {
@@ -94,7 +94,7 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			}
 			watches := w.counts(t, "gridview_wrapper_upstream_watches_total")
 			lists := w.counts(t, "gridview_wrapper_upstream_lists_total")
-			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v, lists %v", changes, churn, watchTimeout, watches, lists)
+			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v, lists %v", changes, churned.Round(time.Second), watchTimeout, watches, lists)
 			if watches["nodeendpoints"] < 3 {
 				t.Errorf("%v watches of NodeEndpoints: the wrapper hardly re-watched, the test proves little", watches["nodeendpoints"])
 			}
