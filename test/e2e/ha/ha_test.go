@@ -204,7 +204,8 @@ const (
 )
 
 // leadershipChanges counts the times a replica started or stopped leading,
-// over every start of every replica.
+// over every start of every replica. A replica that stops also logs that it
+// stopped leading, whether it led or not.
 func leadershipChanges() (int, error) {
 	changes := 0
 	for _, r := range cluster.GridviewReplicas() {

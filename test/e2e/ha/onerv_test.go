@@ -198,6 +198,11 @@ func settledLeader(t *testing.T) steadyLeader {
 				return fmt.Errorf("%s served a read itself while %s leads", r.Name, leaders[0].Name)
 			}
 		}
+		// A new leader logs that it leads once its caches synced, while
+		// it already holds the Lease.
+		if after, err := leadershipChanges(); err != nil || after != changes {
+			return fmt.Errorf("a replica started or stopped leading while the test looked (%v)", err)
+		}
 		steady = steadyLeader{replica: leaders[0], changes: changes}
 		return nil
 	})
@@ -231,16 +236,16 @@ func (l steadyLeader) check(t *testing.T) {
 }
 
 // churnThroughTheFollower churns for d, and on while no read went to the
-// leader through the other replica, at most d more: the aggregator picks a
-// replica per request, so a few reads may all have gone to the leader, and
-// the test would prove little. It returns the changes made and how long it
-// churned.
+// leader through the other replica, in steps of d/4 until 2d have passed:
+// the aggregator picks a replica per request, so a few reads may all have
+// gone to the leader, and the test would prove little. It returns the
+// changes made and how long it churned.
 func (s site) churnThroughTheFollower(ctx context.Context, t *testing.T, d time.Duration, forwardedBefore float64) (int, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	changes := s.churn(ctx, t, d)
-	for more := d / 4; leaderReads(t, "leader") == forwardedBefore && time.Since(start) < 2*d; {
-		changes += s.churn(ctx, t, more)
+	changes := s.churn(ctx, t, 0, d)
+	for leaderReads(t, "leader") == forwardedBefore && time.Since(start) < 2*d {
+		changes = s.churn(ctx, t, changes, d/4)
 	}
 	return changes, time.Since(start)
 }
@@ -310,11 +315,11 @@ func TestAFollowerAuthorizesANodeBeforeItForwards(t *testing.T) {
 }
 
 // churn changes the site until d has passed and returns how many changes
-// it made: a2 moves between the units (a1's view of grid changes), grid's
-// slice changes, and grid's labels.
-func (s site) churn(ctx context.Context, t *testing.T, d time.Duration) int {
+// were made, counting from made: a2 moves between the units (a1's view of
+// grid changes), grid's slice changes, and grid's labels.
+func (s site) churn(ctx context.Context, t *testing.T, made int, d time.Duration) int {
 	t.Helper()
-	changes := 0
+	changes := made
 	for start := time.Now(); time.Since(start) < d; changes++ {
 		switch changes % 3 {
 		case 0:
