@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -70,6 +71,11 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 		gridInformersSynced := healthz.NewInformerSyncHealthz(gridInformers)
 		if err := server.AddReadyzChecks(healthz.NamedCheck("servicegrid-informer-sync", func(r *http.Request) error {
 			return gridInformersSynced.Check(r)
+		}), healthz.NamedCheck("nodeendpoints-leader", func(*http.Request) error {
+			if !cfg.leadership.leaderKnown() {
+				return errors.New("the replica that answers reads of NodeEndpoints, the Lease's holder, is not known yet")
+			}
+			return nil
 		})); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ import (
 type leadership struct {
 	identity string
 	elector  atomic.Pointer[leaderelection.LeaderElector]
+	// known is set once the elector has seen who holds the Lease.
+	known atomic.Bool
 }
 
 func newLeadership(advertise string) *leadership {
@@ -62,4 +64,19 @@ func (l *leadership) leaderAddress() (string, bool) {
 func (l *leadership) isLeader() bool {
 	elector := l.elector.Load()
 	return elector != nil && elector.IsLeader()
+}
+
+// leaderKnown says whether this replica has seen who holds the Lease. Until
+// it has, it serves every read itself, which its clients would have to
+// relist at the leader: a replica is ready only from then. It stays known
+// while the Lease changes hands, so that a healthy replica does not leave
+// the Service's endpoints for a second.
+func (l *leadership) leaderKnown() bool {
+	if l.known.Load() {
+		return true
+	}
+	if elector := l.elector.Load(); elector != nil && elector.GetLeader() != "" {
+		l.known.Store(true)
+	}
+	return l.known.Load()
 }
