@@ -72,7 +72,7 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 		if err := server.AddReadyzChecks(healthz.NamedCheck("servicegrid-informer-sync", func(r *http.Request) error {
 			return gridInformersSynced.Check(r)
 		}), healthz.NamedCheck("nodeendpoints-leader", func(*http.Request) error {
-			if !cfg.leadership.leaderKnown() {
+			if !cfg.leadership.leaderSettled() {
 				return errors.New("the replica that answers reads of NodeEndpoints, the Lease's holder, is not known yet")
 			}
 			return nil
@@ -126,6 +126,7 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		klog.ErrorS(err, "Cannot run leader election; informer events will not be reconciled on this replica")
 		return
 	}
+	l.electing.Store(time.Now().UnixNano())
 	l.elector.Store(elector)
 	for ctx.Err() == nil {
 		elector.Run(ctx)

@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/leaderelection"
@@ -32,9 +33,17 @@ import (
 type leadership struct {
 	identity string
 	elector  atomic.Pointer[leaderelection.LeaderElector]
-	// known is set once the elector has seen who holds the Lease.
-	known atomic.Bool
+	// electing is when the elector started, in Unix nanoseconds.
+	electing atomic.Int64
+	// settled is set once the elector has seen who holds the Lease, or
+	// has tried for leaderUnknownLimit.
+	settled atomic.Bool
 }
+
+// leaderUnknownLimit bounds how long a replica whose elector cannot read the
+// Lease (RBAC denies it, say) stays unready: it then serves reads itself, as
+// every replica would, rather than none.
+const leaderUnknownLimit = 10 * time.Second
 
 func newLeadership(advertise string) *leadership {
 	hostname, _ := os.Hostname()
@@ -66,17 +75,19 @@ func (l *leadership) isLeader() bool {
 	return elector != nil && elector.IsLeader()
 }
 
-// leaderKnown says whether this replica has seen who holds the Lease. Until
-// it has, it serves every read itself, which its clients would have to
-// relist at the leader: a replica is ready only from then. It stays known
-// while the Lease changes hands, so that a healthy replica does not leave
-// the Service's endpoints for a second.
-func (l *leadership) leaderKnown() bool {
-	if l.known.Load() {
+// leaderSettled says whether this replica has seen who holds the Lease.
+// Until it has, it serves every read itself, which its clients would have
+// to relist at the leader: a replica is ready only from then, or after
+// leaderUnknownLimit. It stays settled while the Lease changes hands, so
+// that a healthy replica does not leave the Service's endpoints for a
+// second.
+func (l *leadership) leaderSettled() bool {
+	if l.settled.Load() {
 		return true
 	}
-	if elector := l.elector.Load(); elector != nil && elector.GetLeader() != "" {
-		l.known.Store(true)
+	elector := l.elector.Load()
+	if elector != nil && (elector.GetLeader() != "" || time.Since(time.Unix(0, l.electing.Load())) >= leaderUnknownLimit) {
+		l.settled.Store(true)
 	}
-	return l.known.Load()
+	return l.settled.Load()
 }

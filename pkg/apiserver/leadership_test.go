@@ -18,10 +18,13 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -33,9 +36,15 @@ import (
 func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		kube := fake.NewClientset()
-		// Reads of the Lease wait while held is set.
+		// Reads of the Lease wait while held is set, holding the fake's
+		// lock: only one replica may read meanwhile. They are refused while
+		// denied is set.
 		var held atomic.Pointer[chan struct{}]
-		kube.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		var denied atomic.Bool
+		kube.PrependReactor("get", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+			if denied.Load() {
+				return true, nil, apierrors.NewForbidden(action.GetResource().GroupResource(), serviceGridComponentName, errors.New("denied by the test"))
+			}
 			if release := held.Load(); release != nil {
 				<-*release
 			}
@@ -59,27 +68,42 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 			synctest.Wait()
 		}
 		first, second := newLeadership("10.0.0.1:443"), newLeadership("10.0.0.2:443")
-		if first.leaderKnown() {
+		if first.leaderSettled() {
 			t.Fatal("a replica that has not read the Lease knows the leader")
 		}
 		run(first)
-		if !first.leaderKnown() || !first.isLeader() {
-			t.Fatalf("the only replica: leader known %v, leads %v; want both", first.leaderKnown(), first.isLeader())
+		if !first.leaderSettled() || !first.isLeader() {
+			t.Fatalf("the only replica: leader known %v, leads %v; want both", first.leaderSettled(), first.isLeader())
 		}
-		if second.leaderKnown() {
+		if second.leaderSettled() {
 			t.Fatal("the second replica knows the leader before it read the Lease")
 		}
 		release := make(chan struct{})
 		held.Store(&release)
 		run(second)
-		if second.leaderKnown() {
+		if second.leaderSettled() {
 			t.Error("the second replica knows the leader while its elector waits for the Lease")
 		}
 		held.Store(nil)
 		close(release)
 		synctest.Wait()
-		if address, ok := second.leaderAddress(); !second.leaderKnown() || !ok || address != "10.0.0.1:443" {
-			t.Errorf("the second replica: leader known %v, reads sent to %q (%v); want 10.0.0.1:443", second.leaderKnown(), address, ok)
+		if address, ok := second.leaderAddress(); !second.leaderSettled() || !ok || address != "10.0.0.1:443" {
+			t.Errorf("the second replica: leader known %v, reads sent to %q (%v); want 10.0.0.1:443", second.leaderSettled(), address, ok)
 		}
+
+		// A replica that may not read the Lease is ready after
+		// leaderUnknownLimit, serving reads itself, rather than never.
+		denied.Store(true)
+		third := newLeadership("10.0.0.3:443")
+		run(third)
+		time.Sleep(leaderUnknownLimit - time.Millisecond)
+		if third.leaderSettled() {
+			t.Errorf("a replica that has not read the Lease is ready before %s", leaderUnknownLimit)
+		}
+		time.Sleep(time.Millisecond)
+		if !third.leaderSettled() {
+			t.Errorf("a replica that may not read the Lease is not ready after %s", leaderUnknownLimit)
+		}
+		denied.Store(false)
 	})
 }
