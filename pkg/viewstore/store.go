@@ -97,8 +97,8 @@ type Store struct {
 	closed              bool
 	// loadedAt is when Load set the stream.
 	loadedAt time.Time
-	// ownViewsWaited is when a moved node's own views last stopped waiting
-	// for the others'.
+	// ownViewsWaited is when the last wait of a moved node's own views for
+	// the others' ended, of those that slept.
 	ownViewsWaited time.Time
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
