@@ -108,11 +108,11 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l *leadership, lead func(context.Context)) {
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Name: serviceGridComponentName,
-		Lock: &resourcelock.LeaseLock{
+		Lock: &patientLock{Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
 			Client:     kube.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},
-		},
+		}},
 		LeaseDuration:   15 * time.Second,
 		RenewDeadline:   10 * time.Second,
 		RetryPeriod:     2 * time.Second,

@@ -1,0 +1,69 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"bytes"
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+)
+
+var _ resourcelock.Interface = &patientLock{}
+
+// patientLock gives the Lease's holder a whole Lease duration to renew once
+// this replica reads the Lease again after failing to. A kube-apiserver down
+// for longer than the renew deadline stops every replica renewing, the
+// holder included; without the grace the first replica to read the Lease
+// when kube-apiserver returns takes it, another replica half the time. A new
+// leader numbers view changes from its own epoch, so that would make every
+// client of NodeEndpoints relist its node's views, across the WAN. A holder
+// that is gone costs one more Lease duration: each record the holder wrote
+// is granted the grace once.
+//
+// The elector calls Get from one goroutine at a time.
+type patientLock struct {
+	resourcelock.Interface
+	// readFailed says whether the last read of the Lease failed.
+	readFailed bool
+	// granted is the record, as read, that was granted the grace.
+	granted []byte
+}
+
+// graceMark ends a granted record as the elector sees it: a record it has
+// not observed, so it counts the Lease's duration again from now.
+const graceMark = ' '
+
+func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	record, raw, err := p.Interface.Get(ctx)
+	readFailed := p.readFailed
+	p.readFailed = err != nil && !apierrors.IsNotFound(err)
+	if err != nil {
+		return record, raw, err
+	}
+	if !bytes.Equal(raw, p.granted) {
+		if !readFailed || record.HolderIdentity == "" || record.HolderIdentity == p.Identity() {
+			return record, raw, nil
+		}
+		klog.InfoS("Reading the Lease again after failing to: its holder has a whole Lease duration to renew before this replica may take it",
+			"lease", p.Describe(), "holder", record.HolderIdentity)
+		p.granted = raw
+	}
+	return record, append(bytes.Clone(raw), graceMark), nil
+}

@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+)
+
+// A replica that could not read the Lease for a while, kube-apiserver being
+// down, leaves its holder a whole Lease duration (15 s) to renew from its
+// first read after, once per record the holder wrote; a holder that is gone
+// loses the Lease as before. The replica reads the Lease every 2 to 4.4 s.
+func TestAReplicaLeavesTheHolderTimeToRenewAfterAnOutage(t *testing.T) {
+	const (
+		namespace = "gridview-system"
+		holder    = "old-leader@10.0.0.9:443"
+	)
+	type span struct{ from, to time.Duration }
+	for _, tc := range []struct {
+		name string
+		// outages are when reads of the Lease fail.
+		outages []span
+		// renewals are when the holder renews the Lease; releasedAt is when
+		// it gives it up.
+		renewals   []time.Duration
+		releasedAt time.Duration
+		// notLeadingAt is when the replica must not lead yet, leadingBy when
+		// it must.
+		notLeadingAt, leadingBy time.Duration
+	}{{
+		name:         "the holder is gone, every read succeeds",
+		notLeadingAt: 14900 * time.Millisecond, leadingBy: 20 * time.Second,
+	}, {
+		// Without the grace the replica would take the Lease at its first
+		// read after 18 s.
+		name:    "the holder is gone, kube-apiserver is down from 1 s to 18 s",
+		outages: []span{{time.Second, 18 * time.Second}},
+		// The first read after the outage is at 18-22.4 s.
+		notLeadingAt: 32900 * time.Millisecond, leadingBy: 42 * time.Second,
+	}, {
+		name:    "a second outage during the grace does not extend it",
+		outages: []span{{time.Second, 18 * time.Second}, {24 * time.Second, 28 * time.Second}},
+		// Granted again after the second outage, the Lease would be taken
+		// at 43 s at the earliest.
+		notLeadingAt: 32900 * time.Millisecond, leadingBy: 42 * time.Second,
+	}, {
+		name:     "the holder renews during the grace, then is gone",
+		outages:  []span{{time.Second, 18 * time.Second}},
+		renewals: []time.Duration{30 * time.Second},
+		// The renewal is read at 30-34.4 s.
+		notLeadingAt: 44900 * time.Millisecond, leadingBy: 54 * time.Second,
+	}, {
+		name:         "the holder released the Lease during the outage",
+		outages:      []span{{time.Second, 18 * time.Second}},
+		releasedAt:   5 * time.Second,
+		notLeadingAt: 17900 * time.Millisecond, leadingBy: 23 * time.Second,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				kube := fake.NewClientset(&coordinationv1.Lease{
+					ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
+					Spec:       leaseSpec(holder, start),
+				})
+				var down atomic.Bool
+				kube.PrependReactor("get", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+					if down.Load() {
+						return true, nil, errors.New("connection refused: kube-apiserver is down in the test")
+					}
+					return false, nil, nil
+				})
+				// The holder writes through the tracker: the outage is this
+				// replica's.
+				leases := coordinationv1.SchemeGroupVersion.WithResource("leases")
+				writeLease := func(spec coordinationv1.LeaseSpec) {
+					obj, err := kube.Tracker().Get(leases, namespace, serviceGridComponentName)
+					if err == nil {
+						lease := obj.(*coordinationv1.Lease).DeepCopy()
+						lease.Spec = spec
+						err = kube.Tracker().Update(leases, lease, namespace)
+					}
+					if err != nil {
+						t.Fatalf("write the Lease: %v", err)
+					}
+				}
+
+				type step struct {
+					at time.Duration
+					do func()
+				}
+				steps := []step{
+					{tc.notLeadingAt, func() {}}, // checked before every step
+					{tc.leadingBy, func() {}},
+				}
+				for _, o := range tc.outages {
+					steps = append(steps, step{o.from, func() { down.Store(true) }}, step{o.to, func() { down.Store(false) }})
+				}
+				for _, at := range tc.renewals {
+					steps = append(steps, step{at, func() { writeLease(leaseSpec(holder, time.Now())) }})
+				}
+				if tc.releasedAt > 0 {
+					steps = append(steps, step{tc.releasedAt, func() { writeLease(coordinationv1.LeaseSpec{LeaseDurationSeconds: ptr.To[int32](1)}) }})
+				}
+				slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
+
+				var ledAt atomic.Int64
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan struct{})
+				defer func() { cancel(); <-done }()
+				go func() {
+					defer close(done)
+					campaign(ctx, kube, namespace, newLeadership("10.0.0.1:443"), func(ctx context.Context) {
+						ledAt.Store(int64(time.Since(start)))
+						<-ctx.Done()
+					})
+				}()
+				for _, s := range steps {
+					time.Sleep(s.at - time.Since(start))
+					synctest.Wait()
+					if led := time.Duration(ledAt.Load()); led != 0 && led <= tc.notLeadingAt {
+						t.Fatalf("the replica took the Lease at %s; want after %s", led, tc.notLeadingAt)
+					}
+					s.do()
+				}
+				if ledAt.Load() == 0 {
+					t.Errorf("the replica does not lead at %s", tc.leadingBy)
+				}
+			})
+		})
+	}
+}
+
+func leaseSpec(holder string, renewed time.Time) coordinationv1.LeaseSpec {
+	return coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(holder),
+		LeaseDurationSeconds: ptr.To[int32](15),
+		AcquireTime:          &metav1.MicroTime{Time: renewed},
+		RenewTime:            &metav1.MicroTime{Time: renewed},
+	}
+}
