@@ -108,7 +108,7 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l *leadership, lead func(context.Context)) {
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Name: serviceGridComponentName,
-		Lock: &patientLock{Interface: &resourcelock.LeaseLock{
+		Lock: &patientLock{campaign: ctx, Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
 			Client:     kube.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},

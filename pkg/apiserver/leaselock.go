@@ -19,6 +19,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -37,9 +38,15 @@ var _ resourcelock.Interface = &patientLock{}
 // that is gone costs one more Lease duration: each record the holder wrote
 // is granted the grace once.
 //
+// The leader, for its part, does not give the Lease up when it failed to
+// renew: the elector would release it as soon as kube-apiserver answers
+// again, and a follower reading then would take it. It releases it when
+// the campaign ends, as the process stops.
+//
 // The elector calls Get from one goroutine at a time.
 type patientLock struct {
 	resourcelock.Interface
+	campaign context.Context
 	// readFailed says whether the last read of the Lease failed.
 	readFailed bool
 	// granted is the record, as read, that was granted the grace.
@@ -66,4 +73,11 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 		p.granted = raw
 	}
 	return record, append(bytes.Clone(raw), graceMark), nil
+}
+
+func (p *patientLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
+	if record.HolderIdentity == "" && p.campaign.Err() == nil {
+		return errors.New("not releasing the Lease after a failed renewal: this replica runs for it again")
+	}
+	return p.Interface.Update(ctx, record)
 }

@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 )
 
@@ -164,5 +165,98 @@ func leaseSpec(holder string, renewed time.Time) coordinationv1.LeaseSpec {
 		LeaseDurationSeconds: ptr.To[int32](15),
 		AcquireTime:          &metav1.MicroTime{Time: renewed},
 		RenewTime:            &metav1.MicroTime{Time: renewed},
+	}
+}
+
+// The leader keeps the Lease across a kube-apiserver outage, from 1 s to
+// 18 s, longer than the renew deadline: it stops leading, then takes the
+// Lease back; the other replica never takes it. Without the grace each round
+// is a race the other replica wins about half the time, hence several.
+func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
+	for round := range 10 {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			kube := fake.NewClientset()
+			kube.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if since := time.Since(start); since >= time.Second && since < 18*time.Second {
+					return true, nil, errors.New("connection refused: kube-apiserver is down in the test")
+				}
+				return false, nil, nil
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			var campaigns []chan struct{}
+			defer func() {
+				cancel()
+				for _, done := range campaigns {
+					<-done
+				}
+			}()
+			run := func(address string) *atomic.Int32 {
+				var led atomic.Int32
+				done := make(chan struct{})
+				campaigns = append(campaigns, done)
+				go func() {
+					defer close(done)
+					campaign(ctx, kube, "gridview-system", newLeadership(address), func(ctx context.Context) {
+						led.Add(1)
+						<-ctx.Done()
+					})
+				}()
+				synctest.Wait()
+				return &led
+			}
+			leader := run("10.0.0.1:443")
+			other := run("10.0.0.2:443")
+			if leader.Load() != 1 {
+				t.Fatal("the first replica does not lead")
+			}
+			time.Sleep(60 * time.Second)
+			synctest.Wait()
+			if other.Load() != 0 {
+				t.Fatalf("round %d: the other replica took the Lease", round)
+			}
+			if leader.Load() != 2 {
+				t.Fatalf("round %d: the leader started leading %d times; want twice, before and after the outage", round, leader.Load())
+			}
+		})
+	}
+}
+
+// The leader gives the Lease up only when its campaign ends: not when it
+// failed to renew, as kube-apiserver may be back by then and a follower
+// could take it.
+func TestTheLeaderReleasesTheLeaseOnlyAsItStops(t *testing.T) {
+	const namespace, identity = "gridview-system", "leader@10.0.0.1:443"
+	kube := fake.NewClientset(&coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
+		Spec:       leaseSpec(identity, time.Now()),
+	})
+	campaign, stop := context.WithCancel(t.Context())
+	lock := &patientLock{campaign: campaign, Interface: &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
+		Client:     kube.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	}}
+	holder := func() string {
+		record, _, err := lock.Get(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return record.HolderIdentity
+	}
+	release := resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}
+	holder() // the lock updates the Lease it last read
+	if err := lock.Update(t.Context(), release); err == nil {
+		t.Error("the Lease was released while the campaign goes on")
+	}
+	if got := holder(); got != identity {
+		t.Errorf("holder %q after a refused release; want %q", got, identity)
+	}
+	stop()
+	if err := lock.Update(t.Context(), release); err != nil {
+		t.Errorf("release as the campaign ends: %v", err)
+	}
+	if got := holder(); got != "" {
+		t.Errorf("holder %q after the campaign ended; want none", got)
 	}
 }
