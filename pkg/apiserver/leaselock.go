@@ -19,7 +19,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"errors"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -39,9 +38,9 @@ var _ resourcelock.Interface = &patientLock{}
 // is granted the grace once.
 //
 // The leader, for its part, does not give the Lease up when it failed to
-// renew: the elector would release it as soon as kube-apiserver answers
-// again, and a follower reading then would take it. It releases it when
-// the campaign ends, as the process stops.
+// renew: the elector tries to release it once, at the renew deadline, and
+// should kube-apiserver answer by then a follower could take it. It releases
+// it when its campaign ends, as the process stops, if it holds it then.
 //
 // The elector calls Get from one goroutine at a time.
 type patientLock struct {
@@ -75,9 +74,13 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 	return record, append(bytes.Clone(raw), graceMark), nil
 }
 
+// Update skips a release while the campaign goes on. It reports success, so
+// that the elector no longer sees itself as the holder and reads the Lease
+// before it writes again: another replica may have taken it meanwhile.
 func (p *patientLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
 	if record.HolderIdentity == "" && p.campaign.Err() == nil {
-		return errors.New("not releasing the Lease after a failed renewal: this replica runs for it again")
+		klog.InfoS("Not releasing the Lease after a failed renewal: this replica runs for it again", "lease", p.Describe())
+		return nil
 	}
 	return p.Interface.Update(ctx, record)
 }

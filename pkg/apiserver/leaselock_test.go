@@ -31,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/ptr"
 )
 
@@ -222,41 +221,72 @@ func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
 	}
 }
 
-// The leader gives the Lease up only when its campaign ends: not when it
-// failed to renew, as kube-apiserver may be back by then and a follower
-// could take it.
+// The leader gives the Lease up only when its campaign ends: not at the
+// renew deadline, when kube-apiserver may be back and a follower could take
+// it. Here kube-apiserver refuses the leader's writes from 1 s, and its reads
+// right after them, and is back for the read the elector makes to release
+// the Lease. The other replica reads it all along.
 func TestTheLeaderReleasesTheLeaseOnlyAsItStops(t *testing.T) {
-	const namespace, identity = "gridview-system", "leader@10.0.0.1:443"
-	kube := fake.NewClientset(&coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
-		Spec:       leaseSpec(identity, time.Now()),
-	})
-	campaign, stop := context.WithCancel(t.Context())
-	lock := &patientLock{campaign: campaign, Interface: &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
-		Client:     kube.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
-	}}
-	holder := func() string {
-		record, _, err := lock.Get(t.Context())
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		leaderKube, otherKube := fake.NewClientset(), fake.NewClientset()
+		otherKube.PrependReactor("*", "*", k8stesting.ObjectReaction(leaderKube.Tracker()))
+		var down, wrote, over bool
+		var released atomic.Int32
+		leaderKube.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+			if update, ok := action.(k8stesting.UpdateAction); ok && ptr.Deref(update.GetObject().(*coordinationv1.Lease).Spec.HolderIdentity, "") == "" {
+				released.Add(1)
+			}
+			if time.Since(start) < time.Second || over {
+				return false, nil, nil
+			}
+			switch {
+			case action.GetVerb() == "update":
+				down, wrote = true, true
+				return true, nil, errors.New("etcdserver: request timed out")
+			case down && wrote:
+				wrote = false
+				return true, nil, errors.New("etcdserver: request timed out")
+			case down:
+				over = true // the release's read, after a failed read
+			}
+			return false, nil, nil
+		})
+		leaderCampaign, stopLeader := context.WithCancel(t.Context())
+		otherCampaign, stopOther := context.WithCancel(t.Context())
+		var leaderDone, otherDone = make(chan struct{}), make(chan struct{})
+		defer func() { stopLeader(); stopOther(); <-leaderDone; <-otherDone }()
+		var leaderLed, otherLed atomic.Int32
+		go func() {
+			defer close(leaderDone)
+			campaign(leaderCampaign, leaderKube, "gridview-system", newLeadership("10.0.0.1:443"), func(ctx context.Context) {
+				leaderLed.Add(1)
+				<-ctx.Done()
+			})
+		}()
+		synctest.Wait()
+		go func() {
+			defer close(otherDone)
+			campaign(otherCampaign, otherKube, "gridview-system", newLeadership("10.0.0.2:443"), func(ctx context.Context) {
+				otherLed.Add(1)
+				<-ctx.Done()
+			})
+		}()
+		time.Sleep(60 * time.Second)
+		synctest.Wait()
+		if released.Load() != 0 || otherLed.Load() != 0 || leaderLed.Load() != 2 {
+			t.Errorf("releases %d, the leader started leading %d times, the other replica %d; want no release, twice, never",
+				released.Load(), leaderLed.Load(), otherLed.Load())
+		}
+
+		stopLeader()
+		<-leaderDone
+		obj, err := leaderKube.Tracker().Get(coordinationv1.SchemeGroupVersion.WithResource("leases"), "gridview-system", serviceGridComponentName)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return record.HolderIdentity
-	}
-	release := resourcelock.LeaderElectionRecord{LeaseDurationSeconds: 1}
-	holder() // the lock updates the Lease it last read
-	if err := lock.Update(t.Context(), release); err == nil {
-		t.Error("the Lease was released while the campaign goes on")
-	}
-	if got := holder(); got != identity {
-		t.Errorf("holder %q after a refused release; want %q", got, identity)
-	}
-	stop()
-	if err := lock.Update(t.Context(), release); err != nil {
-		t.Errorf("release as the campaign ends: %v", err)
-	}
-	if got := holder(); got != "" {
-		t.Errorf("holder %q after the campaign ended; want none", got)
-	}
+		if holder := ptr.Deref(obj.(*coordinationv1.Lease).Spec.HolderIdentity, ""); released.Load() != 1 || holder != "" {
+			t.Errorf("the leader stopped: releases %d, holder %q; want one release and no holder", released.Load(), holder)
+		}
+	})
 }
