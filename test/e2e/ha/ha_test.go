@@ -207,15 +207,38 @@ const (
 // over every start of every replica. A replica that stops also logs that it
 // stopped leading, whether it led or not.
 func leadershipChanges() (int, error) {
+	started, stopped, err := leadershipLines()
 	changes := 0
+	for name := range started {
+		changes += started[name] + stopped[name]
+	}
+	return changes, err
+}
+
+// startsOfLeading counts, for each replica, the times it started leading
+// over all its starts.
+func startsOfLeading(t *testing.T) map[string]int {
+	t.Helper()
+	started, _, err := leadershipLines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return started
+}
+
+// leadershipLines counts each replica's log lines that say it started and
+// stopped leading.
+func leadershipLines() (started, stopped map[string]int, err error) {
+	started, stopped = map[string]int{}, map[string]int{}
 	for _, r := range cluster.GridviewReplicas() {
 		data, err := os.ReadFile(r.LogFile)
 		if err != nil {
-			return 0, err
+			return nil, nil, err
 		}
-		changes += strings.Count(string(data), startedLeading) + strings.Count(string(data), stoppedLeading)
+		started[r.Name] = strings.Count(string(data), startedLeading)
+		stopped[r.Name] = strings.Count(string(data), stoppedLeading)
 	}
-	return changes, nil
+	return started, stopped, nil
 }
 
 func names(replicas []*localcluster.GridviewReplica) []string {

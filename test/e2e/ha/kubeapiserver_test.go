@@ -35,7 +35,7 @@ import (
 // view a client sees is one the sources really had: node a1's view of grid
 // goes through the states below in order, never back, never a mix of two,
 // never missing. Each state is one EndpointSlice write, so a view between
-// two of them would be wrong.
+// two of them would be wrong. The replica that led before leads after.
 func TestKubeAPIServerRestart(t *testing.T) {
 	ctx := context.Background()
 	s := newSite(t)
@@ -95,6 +95,8 @@ func TestKubeAPIServerRestart(t *testing.T) {
 		}()
 	}
 
+	leader := settledLeader(t)
+	ledBefore := startsOfLeading(t)
 	s.writeSlice(t, slice(1))
 	start := time.Now()
 	if err := cluster.RestartKubeAPIServer(ctx); err != nil {
@@ -138,6 +140,22 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // let the watchers drain
 	stopWatching()
 	wg.Wait()
+
+	// An outage longer than the renew deadline (10 s) stops every replica
+	// renewing, the leader included. The leader must keep the Lease: a new
+	// one would make every client relist.
+	after := settledLeader(t)
+	ledAfter := startsOfLeading(t)
+	for _, r := range replicas {
+		if r != leader.replica && ledAfter[r.Name] != ledBefore[r.Name] {
+			t.Errorf("%s started leading %d times across the restart while %s led: every client of NodeEndpoints would relist",
+				r.Name, ledAfter[r.Name]-ledBefore[r.Name], leader.replica.Name)
+		}
+	}
+	if after.replica != leader.replica {
+		t.Errorf("%s leads after the restart, %s before", after.replica.Name, leader.replica.Name)
+	}
+	t.Logf("%s started leading again %d times (once when the outage outlasted the renew deadline)", leader.replica.Name, ledAfter[leader.replica.Name]-ledBefore[leader.replica.Name])
 
 	for i, seen := range observed {
 		t.Logf("%s: a1's view of grid went %v", replicas[i].Name, seen)
