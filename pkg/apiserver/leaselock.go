@@ -50,11 +50,19 @@ type patientLock struct {
 	readFailed bool
 	// granted is the record, as read, that was granted the grace.
 	granted []byte
+	// skippedRelease says a release was skipped since the last read.
+	skippedRelease bool
 }
 
 // graceMark ends a granted record as the elector sees it: a record it has
-// not observed, so it counts the Lease's duration again from now.
-const graceMark = ' '
+// not observed, so it counts the Lease's duration again from now. ownMark
+// ends this replica's own record read after a skipped release: the elector
+// then sees no holder, and would ignore a record it read before, waiting a
+// retry period to renew.
+const (
+	graceMark = ' '
+	ownMark   = '\n'
+)
 
 func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	record, raw, err := p.Interface.Get(ctx)
@@ -62,6 +70,11 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 	p.readFailed = err != nil && !apierrors.IsNotFound(err)
 	if err != nil {
 		return record, raw, err
+	}
+	skippedRelease := p.skippedRelease
+	p.skippedRelease = false
+	if skippedRelease && record.HolderIdentity == p.Identity() {
+		return record, append(bytes.Clone(raw), ownMark), nil
 	}
 	if !bytes.Equal(raw, p.granted) {
 		if !readFailed || record.HolderIdentity == "" || record.HolderIdentity == p.Identity() {
@@ -80,6 +93,7 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 func (p *patientLock) Update(ctx context.Context, record resourcelock.LeaderElectionRecord) error {
 	if record.HolderIdentity == "" && p.campaign.Err() == nil {
 		klog.InfoS("Not releasing the Lease after a failed renewal: this replica runs for it again", "lease", p.Describe())
+		p.skippedRelease = true
 		return nil
 	}
 	return p.Interface.Update(ctx, record)

@@ -222,71 +222,94 @@ func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
 }
 
 // The leader gives the Lease up only when its campaign ends: not at the
-// renew deadline, when kube-apiserver may be back and a follower could take
-// it. Here kube-apiserver refuses the leader's writes from 1 s, and its reads
-// right after them, and is back for the read the elector makes to release
-// the Lease. The other replica reads it all along.
+// renew deadline (12 s here), when kube-apiserver may be back and a
+// follower could take it; it takes it back at once. From 1 s kube-apiserver
+// refuses the leader's writes, and either its reads right after them too or
+// none, until the elector has made its read to release the Lease. The other
+// replica reads the Lease all along.
 func TestTheLeaderReleasesTheLeaseOnlyAsItStops(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		leaderKube, otherKube := fake.NewClientset(), fake.NewClientset()
-		otherKube.PrependReactor("*", "*", k8stesting.ObjectReaction(leaderKube.Tracker()))
-		var down, wrote, over bool
-		var released atomic.Int32
-		leaderKube.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
-			if update, ok := action.(k8stesting.UpdateAction); ok && ptr.Deref(update.GetObject().(*coordinationv1.Lease).Spec.HolderIdentity, "") == "" {
-				released.Add(1)
-			}
-			if time.Since(start) < time.Second || over {
-				return false, nil, nil
-			}
-			switch {
-			case action.GetVerb() == "update":
-				down, wrote = true, true
-				return true, nil, errors.New("etcdserver: request timed out")
-			case down && wrote:
-				wrote = false
-				return true, nil, errors.New("etcdserver: request timed out")
-			case down:
-				over = true // the release's read, after a failed read
-			}
-			return false, nil, nil
-		})
-		leaderCampaign, stopLeader := context.WithCancel(t.Context())
-		otherCampaign, stopOther := context.WithCancel(t.Context())
-		var leaderDone, otherDone = make(chan struct{}), make(chan struct{})
-		defer func() { stopLeader(); stopOther(); <-leaderDone; <-otherDone }()
-		var leaderLed, otherLed atomic.Int32
-		go func() {
-			defer close(leaderDone)
-			campaign(leaderCampaign, leaderKube, "gridview-system", newLeadership("10.0.0.1:443"), func(ctx context.Context) {
-				leaderLed.Add(1)
-				<-ctx.Done()
-			})
-		}()
-		synctest.Wait()
-		go func() {
-			defer close(otherDone)
-			campaign(otherCampaign, otherKube, "gridview-system", newLeadership("10.0.0.2:443"), func(ctx context.Context) {
-				otherLed.Add(1)
-				<-ctx.Done()
-			})
-		}()
-		time.Sleep(60 * time.Second)
-		synctest.Wait()
-		if released.Load() != 0 || otherLed.Load() != 0 || leaderLed.Load() != 2 {
-			t.Errorf("releases %d, the leader started leading %d times, the other replica %d; want no release, twice, never",
-				released.Load(), leaderLed.Load(), otherLed.Load())
-		}
+	for _, tc := range []struct {
+		name string
+		// readsFail says whether a read right after a failed write fails.
+		readsFail bool
+	}{
+		{name: "reads after failed writes fail too", readsFail: true},
+		// The elector read the leader's own record during the renewal, and
+		// reads the same one after: it must not wait to renew.
+		{name: "only writes fail", readsFail: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				leaderKube, otherKube := fake.NewClientset(), fake.NewClientset()
+				otherKube.PrependReactor("*", "*", k8stesting.ObjectReaction(leaderKube.Tracker()))
+				// wrote: the last request was a failed write; read: it was
+				// a read right after one. A read after that is the release's
+				// (its failed renewal ended with a read), or the one after
+				// it: the stall is over.
+				var wrote, read, over bool
+				var released atomic.Int32
+				leaderKube.PrependReactor("*", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+					if update, ok := action.(k8stesting.UpdateAction); ok && ptr.Deref(update.GetObject().(*coordinationv1.Lease).Spec.HolderIdentity, "") == "" {
+						released.Add(1)
+					}
+					if time.Since(start) < time.Second || over {
+						return false, nil, nil
+					}
+					switch action.GetVerb() {
+					case "update":
+						wrote, read = true, false
+						return true, nil, errors.New("etcdserver: request timed out")
+					case "get":
+						if wrote {
+							wrote, read = false, true
+							if tc.readsFail {
+								return true, nil, errors.New("etcdserver: request timed out")
+							}
+						} else if read {
+							over = true
+						}
+					}
+					return false, nil, nil
+				})
+				leaderCampaign, stopLeader := context.WithCancel(t.Context())
+				otherCampaign, stopOther := context.WithCancel(t.Context())
+				var leaderDone, otherDone = make(chan struct{}), make(chan struct{})
+				defer func() { stopLeader(); stopOther(); <-leaderDone; <-otherDone }()
+				var leaderLedAt []time.Duration
+				var otherLed atomic.Int32
+				go func() {
+					defer close(leaderDone)
+					campaign(leaderCampaign, leaderKube, "gridview-system", newLeadership("10.0.0.1:443"), func(ctx context.Context) {
+						leaderLedAt = append(leaderLedAt, time.Since(start))
+						<-ctx.Done()
+					})
+				}()
+				synctest.Wait()
+				go func() {
+					defer close(otherDone)
+					campaign(otherCampaign, otherKube, "gridview-system", newLeadership("10.0.0.2:443"), func(ctx context.Context) {
+						otherLed.Add(1)
+						<-ctx.Done()
+					})
+				}()
+				time.Sleep(60 * time.Second)
+				synctest.Wait()
+				if released.Load() != 0 || otherLed.Load() != 0 || len(leaderLedAt) != 2 || leaderLedAt[1] > 12*time.Second {
+					t.Errorf("releases %d, the leader led from %v, the other replica %d times; want no release, from 0s and 12s, never",
+						released.Load(), leaderLedAt, otherLed.Load())
+				}
 
-		stopLeader()
-		<-leaderDone
-		obj, err := leaderKube.Tracker().Get(coordinationv1.SchemeGroupVersion.WithResource("leases"), "gridview-system", serviceGridComponentName)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if holder := ptr.Deref(obj.(*coordinationv1.Lease).Spec.HolderIdentity, ""); released.Load() != 1 || holder != "" {
-			t.Errorf("the leader stopped: releases %d, holder %q; want one release and no holder", released.Load(), holder)
-		}
-	})
+				stopLeader()
+				<-leaderDone
+				obj, err := leaderKube.Tracker().Get(coordinationv1.SchemeGroupVersion.WithResource("leases"), "gridview-system", serviceGridComponentName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if holder := ptr.Deref(obj.(*coordinationv1.Lease).Spec.HolderIdentity, ""); released.Load() != 1 || holder != "" {
+					t.Errorf("the leader stopped: releases %d, holder %q; want one release and no holder", released.Load(), holder)
+				}
+			})
+		})
+	}
 }
