@@ -42,7 +42,7 @@ var _ resourcelock.Interface = &patientLock{}
 // should kube-apiserver answer by then a follower could take it. It releases
 // it when its campaign ends, as the process stops, if it holds it then.
 //
-// The elector calls Get from one goroutine at a time.
+// The elector calls Get and Update from one goroutine at a time.
 type patientLock struct {
 	resourcelock.Interface
 	campaign context.Context
@@ -50,15 +50,16 @@ type patientLock struct {
 	readFailed bool
 	// granted is the record, as read, that was granted the grace.
 	granted []byte
-	// skippedRelease says a release was skipped since the last read.
+	// skippedRelease says a release was skipped since the last successful
+	// read.
 	skippedRelease bool
 }
 
 // graceMark ends a granted record as the elector sees it: a record it has
 // not observed, so it counts the Lease's duration again from now. ownMark
 // ends this replica's own record read after a skipped release: the elector
-// then sees no holder, and would ignore a record it read before, waiting a
-// retry period to renew.
+// then sees no holder, and would ignore a record whose bytes it took in
+// before, waiting a retry period (2-4.4 s) to renew.
 const (
 	graceMark = ' '
 	ownMark   = '\n'

@@ -52,11 +52,12 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	recorder record.EventRecorder
-	// leading is set while this replica holds the lease: only the leader acts
-	// on informer events (drift repair, resyncs); writes through the storage
+	// leading counts the terms of Lead running: only the leader acts on
+	// informer events (drift repair, resyncs); writes through the storage
 	// are reconciled by the replica that served them, and applies are
-	// idempotent, so replicas never fight.
-	leading atomic.Bool
+	// idempotent, so replicas never fight. A count, not a flag: a term may
+	// start before the last one has finished ending.
+	leading atomic.Int32
 	deleted deletedGrids
 }
 
@@ -102,8 +103,8 @@ func (c *Controller) Lead(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return
 	}
-	c.leading.Store(true)
-	defer c.leading.Store(false)
+	c.leading.Add(1)
+	defer c.leading.Add(-1)
 	klog.FromContext(ctx).Info("Leading: reconciling every ServiceGrid on informer events")
 	grids, err := c.grids.List(labels.Everything())
 	if err != nil {
@@ -116,7 +117,7 @@ func (c *Controller) Lead(ctx context.Context) {
 }
 
 func (c *Controller) enqueueObject(obj interface{}) {
-	if !c.leading.Load() {
+	if c.leading.Load() == 0 {
 		return
 	}
 	name, err := cache.DeletionHandlingObjectToName(obj)
@@ -147,7 +148,7 @@ func (c *Controller) serviceGridDeleted(obj interface{}) {
 // controller, the ServiceGrid named by its grid-selector label (adoption), or
 // the ServiceGrid whose Service name it takes (a conflict that may be over).
 func (c *Controller) enqueueServiceGridOf(obj interface{}) {
-	if !c.leading.Load() {
+	if c.leading.Load() == 0 {
 		return
 	}
 	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
