@@ -31,7 +31,7 @@ var _ resourcelock.Interface = &patientLock{}
 // this replica reads the Lease again after failing to. A kube-apiserver down
 // for longer than the renew deadline stops every replica renewing, the
 // holder included; without the grace the first replica to read the Lease
-// when kube-apiserver returns takes it, another replica half the time. A new
+// when kube-apiserver returns takes it, which may be another replica. A new
 // leader numbers view changes from its own epoch, so that would make every
 // client of NodeEndpoints relist its node's views, across the WAN. A holder
 // that is gone costs one more Lease duration: each record the holder wrote
