@@ -26,6 +26,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -51,7 +52,7 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 			return false, nil, nil
 		})
 		ctx, cancel := context.WithCancel(t.Context())
-		var campaigns []chan struct{}
+		var campaigns []<-chan struct{}
 		defer func() {
 			cancel()
 			for _, done := range campaigns {
@@ -59,12 +60,7 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 			}
 		}()
 		run := func(l *leadership) {
-			done := make(chan struct{})
-			campaigns = append(campaigns, done)
-			go func() {
-				defer close(done)
-				campaign(ctx, kube, "gridview-system", l, func(ctx context.Context) { <-ctx.Done() })
-			}()
+			campaigns = append(campaigns, runCampaign(ctx, kube, l, func() {}))
 			synctest.Wait()
 		}
 		first, second := newLeadership("10.0.0.1:443"), newLeadership("10.0.0.2:443")
@@ -106,4 +102,19 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 		}
 		denied.Store(false)
 	})
+}
+
+// runCampaign campaigns for l on kube in gridview-system until ctx ends,
+// calling led each time the replica starts leading; the channel is closed
+// once the campaign has returned.
+func runCampaign(ctx context.Context, kube kubernetes.Interface, l *leadership, led func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		campaign(ctx, kube, "gridview-system", l, func(ctx context.Context) {
+			led()
+			<-ctx.Done()
+		})
+	}()
+	return done
 }

@@ -134,15 +134,8 @@ func TestAReplicaLeavesTheHolderTimeToRenewAfterAnOutage(t *testing.T) {
 
 				var ledAt atomic.Int64
 				ctx, cancel := context.WithCancel(t.Context())
-				done := make(chan struct{})
+				done := runCampaign(ctx, kube, newLeadership("10.0.0.1:443"), func() { ledAt.Store(int64(time.Since(start))) })
 				defer func() { cancel(); <-done }()
-				go func() {
-					defer close(done)
-					campaign(ctx, kube, namespace, newLeadership("10.0.0.1:443"), func(ctx context.Context) {
-						ledAt.Store(int64(time.Since(start)))
-						<-ctx.Done()
-					})
-				}()
 				for _, s := range steps {
 					time.Sleep(s.at - time.Since(start))
 					synctest.Wait()
@@ -184,7 +177,7 @@ func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
 				return false, nil, nil
 			})
 			ctx, cancel := context.WithCancel(t.Context())
-			var campaigns []chan struct{}
+			var campaigns []<-chan struct{}
 			defer func() {
 				cancel()
 				for _, done := range campaigns {
@@ -193,15 +186,7 @@ func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
 			}()
 			run := func(address string) *atomic.Int32 {
 				var led atomic.Int32
-				done := make(chan struct{})
-				campaigns = append(campaigns, done)
-				go func() {
-					defer close(done)
-					campaign(ctx, kube, "gridview-system", newLeadership(address), func(ctx context.Context) {
-						led.Add(1)
-						<-ctx.Done()
-					})
-				}()
+				campaigns = append(campaigns, runCampaign(ctx, kube, newLeadership(address), func() { led.Add(1) }))
 				synctest.Wait()
 				return &led
 			}
@@ -277,28 +262,17 @@ func TestTheLeaderReleasesTheLeaseOnlyAsItStops(t *testing.T) {
 				})
 				leaderCampaign, stopLeader := context.WithCancel(t.Context())
 				otherCampaign, stopOther := context.WithCancel(t.Context())
-				var leaderDone, otherDone = make(chan struct{}), make(chan struct{})
-				defer func() { stopLeader(); stopOther(); <-leaderDone; <-otherDone }()
 				var mu sync.Mutex
 				var leaderLedAt []time.Duration
 				var otherLed atomic.Int32
-				go func() {
-					defer close(leaderDone)
-					campaign(leaderCampaign, leaderKube, "gridview-system", newLeadership("10.0.0.1:443"), func(ctx context.Context) {
-						mu.Lock()
-						leaderLedAt = append(leaderLedAt, time.Since(start))
-						mu.Unlock()
-						<-ctx.Done()
-					})
-				}()
+				leaderDone := runCampaign(leaderCampaign, leaderKube, newLeadership("10.0.0.1:443"), func() {
+					mu.Lock()
+					leaderLedAt = append(leaderLedAt, time.Since(start))
+					mu.Unlock()
+				})
 				synctest.Wait()
-				go func() {
-					defer close(otherDone)
-					campaign(otherCampaign, otherKube, "gridview-system", newLeadership("10.0.0.2:443"), func(ctx context.Context) {
-						otherLed.Add(1)
-						<-ctx.Done()
-					})
-				}()
+				otherDone := runCampaign(otherCampaign, otherKube, newLeadership("10.0.0.2:443"), func() { otherLed.Add(1) })
+				defer func() { stopLeader(); stopOther(); <-leaderDone; <-otherDone }()
 				time.Sleep(60 * time.Second)
 				synctest.Wait()
 				mu.Lock()
