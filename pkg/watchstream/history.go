@@ -31,7 +31,13 @@ type history struct {
 	// since is the resourceVersion the history starts after: a watch from it
 	// or later can be resumed.
 	since uint64
+	// gaps are the resourceVersions skipped by jumps whose start the history
+	// still reaches: another process may have issued them.
+	gaps []gap
 }
+
+// gap is the resourceVersions after from and before to.
+type gap struct{ from, to uint64 }
 
 // newHistory keeps up to size entries of up to maxWeight events in all
 // (0: no bound but the count).
@@ -42,12 +48,20 @@ func newHistory(size, maxWeight int) *history {
 // reset empties the history at resourceVersion rv.
 func (h *history) reset(rv uint64) {
 	clear(h.entries)
-	h.start, h.count, h.weight, h.since = 0, 0, 0, rv
+	h.start, h.count, h.weight, h.since, h.gaps = 0, 0, 0, rv, nil
+}
+
+// skip notes that the resourceVersions after from and before to were not
+// issued here.
+func (h *history) skip(from, to uint64) {
+	h.gaps = append(h.gaps, gap{from: from, to: to})
+	h.forgetGaps()
 }
 
 func (h *history) add(e Entry) {
 	if len(h.entries) == 0 {
 		h.since = e.ResourceVersion()
+		h.forgetGaps()
 		return
 	}
 	for h.count == len(h.entries) || h.count > 0 && h.maxWeight > 0 && h.weight+e.Weight() > h.maxWeight {
@@ -65,13 +79,27 @@ func (h *history) dropOldest() {
 	h.entries[h.start] = nil
 	h.start = (h.start + 1) % len(h.entries)
 	h.count--
+	h.forgetGaps()
+}
+
+// forgetGaps drops the gaps a watch can no longer resume from.
+func (h *history) forgetGaps() {
+	for len(h.gaps) > 0 && h.gaps[0].to <= h.since {
+		h.gaps = h.gaps[1:]
+	}
 }
 
 // after returns the entries with events after resourceVersion rv, oldest
-// first; false when the history no longer reaches back to rv.
+// first; false when the history no longer reaches back to rv, or rv is one
+// it skipped.
 func (h *history) after(rv uint64) ([]Entry, bool) {
 	if rv < h.since {
 		return nil, false
+	}
+	for _, g := range h.gaps {
+		if rv > g.from && rv < g.to {
+			return nil, false
+		}
 	}
 	at := func(i int) Entry { return h.entries[(h.start+i)%len(h.entries)] }
 	first := sort.Search(h.count, func(i int) bool { return at(i).ResourceVersion() > rv })
