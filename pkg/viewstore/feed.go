@@ -20,9 +20,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -72,9 +72,19 @@ type Feed struct {
 	namespaces corelisters.NamespaceLister
 	synced     []cache.InformerSynced
 	queue      workqueue.TypedInterface[inputKey]
-	// applied holds the resourceVersion of every object as the store has it,
-	// so that resyncs and the initial events after Load cost nothing.
-	applied map[inputKey]string
+	// writing is held by what writes the store: the worker, or Follow.
+	writing sync.Mutex
+	// following is set while the store applies another replica's inputs
+	// instead of the informers'.
+	following bool
+	// shared is set once the store holds another replica's state, and
+	// numbers changes as that replica does.
+	shared bool
+	// applied holds every object as the store has it, so that resyncs and
+	// the initial events after Load cost nothing.
+	applied map[inputKey]metav1.Object
+	// log holds the latest inputs applied, for replicas that follow this one.
+	log *inputLog
 	// chosen holds, for each Service with several topology rules, the rules
 	// its last Event named, so that it is reported once per change, and to
 	// each Service of that name: one deleted and created again while the
@@ -91,7 +101,8 @@ func NewFeed(store *Store, nodes coreinformers.NodeInformer, services coreinform
 		store: store, recorder: recorder,
 		nodes: nodes.Lister(), services: services.Lister(), slices: slices.Lister(), namespaces: namespaces.Lister(),
 		queue:   workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[inputKey]{Name: "nodeendpoints-inputs"}),
-		applied: map[inputKey]string{},
+		applied: map[inputKey]metav1.Object{},
+		log:     newInputLog(inputLogLimit),
 		chosen:  map[types.NamespacedName]chosenRules{},
 	}
 	for kind, informer := range map[kind]cache.SharedIndexInformer{
@@ -142,36 +153,29 @@ func (f *Feed) Run(ctx context.Context) {
 }
 
 func (f *Feed) load() error {
-	nodes, err := f.nodes.List(labels.Everything())
-	if err != nil {
+	var inputs Inputs
+	var err error
+	if inputs.Nodes, err = f.nodes.List(labels.Everything()); err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	services, err := f.services.List(labels.Everything())
-	if err != nil {
+	if inputs.Services, err = f.services.List(labels.Everything()); err != nil {
 		return fmt.Errorf("listing services: %w", err)
 	}
-	slices, err := f.slices.List(labels.Everything())
-	if err != nil {
+	if inputs.Slices, err = f.slices.List(labels.Everything()); err != nil {
 		return fmt.Errorf("listing endpointslices: %w", err)
 	}
-	namespaces, err := f.namespaces.List(labels.Everything())
-	if err != nil {
+	if inputs.Namespaces, err = f.namespaces.List(labels.Everything()); err != nil {
 		return fmt.Errorf("listing namespaces: %w", err)
 	}
-	// The Namespaces' defaults first, so that their Services are pruned by
-	// them from the start.
-	for _, ns := range namespaces {
-		if malformed := f.store.loadNamespace(ns); malformed != "" {
+	f.writing.Lock()
+	defer f.writing.Unlock()
+	f.loadAt(0, newEpoch(), inputs)
+	for _, ns := range inputs.Namespaces {
+		if malformed := f.store.namespaceMalformed(ns.Name); malformed != "" {
 			f.reportMalformed(ns, malformed)
 		}
-		f.applied[inputKey{kind: namespaceKind, NamespacedName: types.NamespacedName{Name: ns.Name}}] = ns.ResourceVersion
 	}
-	f.store.Load(nodes, services, slices)
-	for _, node := range nodes {
-		f.applied[inputKey{kind: nodeKind, NamespacedName: types.NamespacedName{Name: node.Name}}] = node.ResourceVersion
-	}
-	for _, svc := range services {
-		f.applied[inputKey{kind: serviceKind, NamespacedName: types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}}] = svc.ResourceVersion
+	for _, svc := range inputs.Services {
 		if malformed := f.store.malformed(svc); malformed != "" {
 			f.reportMalformed(svc, malformed)
 		}
@@ -180,27 +184,62 @@ func (f *Feed) load() error {
 		// Service per replica at every start, news to nobody.
 		f.noteRules(svc)
 	}
-	for _, slice := range slices {
-		f.applied[inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: slice.Namespace, Name: slice.Name}}] = slice.ResourceVersion
-	}
-	klog.InfoS("Loaded the node views", "nodes", len(nodes), "services", len(services), "endpointSlices", len(slices), "namespaces", len(namespaces))
+	klog.InfoS("Loaded the node views", "nodes", len(inputs.Nodes), "services", len(inputs.Services), "endpointSlices", len(inputs.Slices), "namespaces", len(inputs.Namespaces))
 	return nil
 }
 
-// apply brings the store to the lister's state of one object.
+// loadAt loads the store with inputs at resourceVersion rv, and starts the
+// input log there, numbered seq. The caller holds writing.
+func (f *Feed) loadAt(seq, rv uint64, inputs Inputs) {
+	f.store.load(rv, inputs)
+	f.applied = make(map[inputKey]metav1.Object, len(inputs.Namespaces)+len(inputs.Nodes)+len(inputs.Services)+len(inputs.Slices))
+	for _, ns := range inputs.Namespaces {
+		f.applied[keyOf(namespaceKind, ns)] = ns
+	}
+	for _, node := range inputs.Nodes {
+		f.applied[keyOf(nodeKind, node)] = node
+	}
+	for _, svc := range inputs.Services {
+		f.applied[keyOf(serviceKind, svc)] = svc
+	}
+	for _, slice := range inputs.Slices {
+		f.applied[keyOf(sliceKind, slice)] = slice
+	}
+	f.log.start(seq, rv)
+}
+
+func keyOf(kind kind, obj metav1.Object) inputKey {
+	return inputKey{kind: kind, NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+}
+
+// apply brings the store to the lister's state of one object. While the
+// store follows another replica, the informers' state waits: it is applied
+// in full when following ends.
 func (f *Feed) apply(key inputKey) {
+	f.writing.Lock()
+	defer f.writing.Unlock()
+	if f.following {
+		return
+	}
 	obj, err := f.get(key)
 	switch {
 	case apierrors.IsNotFound(err):
 		if _, known := f.applied[key]; known {
 			f.remove(key)
 			delete(f.applied, key)
+			f.log.add(key, nil, f.store.resourceVersion())
 		}
 	case err != nil:
 		klog.ErrorS(err, "Cannot read a changed object", "kind", key.kind, "key", key.NamespacedName)
 	case !f.isApplied(key, obj.GetResourceVersion()):
+		before := f.store.resourceVersion()
 		f.set(obj)
-		f.applied[key] = obj.GetResourceVersion()
+		f.applied[key] = obj
+		// A Node whose status alone changed moves nothing: a follower
+		// need not hear of it.
+		if after := f.store.resourceVersion(); after != before {
+			f.log.add(key, obj, after)
+		}
 	}
 }
 
@@ -208,7 +247,7 @@ func (f *Feed) apply(key inputKey) {
 // an object it has never seen is not, whatever its resourceVersion.
 func (f *Feed) isApplied(key inputKey, resourceVersion string) bool {
 	applied, ok := f.applied[key]
-	return ok && applied == resourceVersion
+	return ok && applied.GetResourceVersion() == resourceVersion
 }
 
 func (f *Feed) get(key inputKey) (metav1.Object, error) {
@@ -225,22 +264,16 @@ func (f *Feed) get(key inputKey) (metav1.Object, error) {
 }
 
 func (f *Feed) set(obj metav1.Object) {
-	switch obj := obj.(type) {
-	case *corev1.Node:
-		f.store.SetNode(obj)
-	case *corev1.Service:
-		if malformed := f.store.SetService(obj); malformed != "" {
-			f.reportMalformed(obj, malformed)
-		}
-		if rules, news := f.noteRules(obj); news {
-			f.recorder.Eventf(obj, corev1.EventTypeNormal, "TopologyRuleChosen",
+	if malformed := f.store.set(obj); malformed != "" {
+		f.reportMalformed(obj.(interface {
+			metav1.Object
+			runtime.Object
+		}), malformed)
+	}
+	if svc, ok := obj.(*corev1.Service); ok {
+		if rules, news := f.noteRules(svc); news {
+			f.recorder.Eventf(svc, corev1.EventTypeNormal, "TopologyRuleChosen",
 				"The Service carries several topology rules (%s): %s applies", strings.Join(rules, ", "), rules[0])
-		}
-	case *discoveryv1.EndpointSlice:
-		f.store.SetEndpointSlice(obj)
-	case *corev1.Namespace:
-		if malformed := f.store.SetNamespace(obj); malformed != "" {
-			f.reportMalformed(obj, malformed)
 		}
 	}
 }

@@ -45,14 +45,12 @@ func (s *Store) DeleteNamespace(name string) {
 	})
 }
 
-// loadNamespace gives a Namespace's default to the store before Load: none
-// of its Services is known yet, so nothing changes. It returns why the
-// default cannot be parsed, or "".
-func (s *Store) loadNamespace(ns *corev1.Namespace) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.engine.SetNamespace(ns.Name, ns.Annotations)
-	return s.recordNamespace(ns.Name)
+// namespaceMalformed returns why a Namespace's default cannot be parsed,
+// or "".
+func (s *Store) namespaceMalformed(name string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.malformedNamespaces[name]
 }
 
 // recordNamespace notes whether a Namespace's default, as the engine has

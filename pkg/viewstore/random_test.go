@@ -109,137 +109,175 @@ func TestStoreRandom(t *testing.T) {
 	}
 }
 
-func storeRandom(t *testing.T, seed uint64) {
+// randomCluster makes seeded random inputs: a dozen nodes, three Services
+// and four slices names, in namespace d.
+type randomCluster struct {
+	pick      func(int) int
+	nodeNames []string
+	services  []string
+	slices    []string
+	// current holds each slice as last made.
+	current map[string]*discoveryv1.EndpointSlice
+}
+
+func newRandomCluster(seed uint64) *randomCluster {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	pick := rng.IntN
-	var nodeNames []string
+	c := &randomCluster{pick: rng.IntN, services: []string{"s1", "s2", "s3"}, slices: []string{"p", "q", "r", "t"},
+		current: map[string]*discoveryv1.EndpointSlice{}}
 	for i := range 12 {
-		nodeNames = append(nodeNames, fmt.Sprintf("n%02d", i))
+		c.nodeNames = append(c.nodeNames, fmt.Sprintf("n%02d", i))
 	}
-	services := []string{"s1", "s2", "s3"}
-	sliceNames := []string{"p", "q", "r", "t"}
-	mkNode := func(name string) *corev1.Node {
-		l := map[string]string{}
-		if pick(10) < 8 {
-			l["unit"] = []string{"a", "b", "c"}[pick(3)]
-		}
-		if pick(10) < 8 {
-			l["zone"] = []string{"x", "y"}[pick(2)]
-		}
-		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+	return c
+}
+
+func (c *randomCluster) node(name string) *corev1.Node {
+	l := map[string]string{}
+	if c.pick(10) < 8 {
+		l["unit"] = []string{"a", "b", "c"}[c.pick(3)]
 	}
-	mkService := func(name string) *corev1.Service {
-		a := map[string]string{}
-		switch pick(6) {
-		case 0:
-			a[topology.AnnotationTopologyKeys] = `["unit"]`
-		case 1:
-			a[topology.AnnotationGridviewKeys] = "unit,zone,*"
-		case 2:
-			a[topology.AnnotationGridviewKeys] = "kubernetes.io/hostname,unit"
-		case 3:
-			a[topology.AnnotationTopologyKeys] = `["zone","unit"]`
-		}
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "d", Name: name, Annotations: a}}
-		if pick(3) == 0 {
-			svc.Labels = map[string]string{"app": fmt.Sprint(pick(2))}
-		}
-		if pick(12) == 0 {
-			svc.Spec.Type = corev1.ServiceTypeExternalName
-		}
-		return svc
+	if c.pick(10) < 8 {
+		l["zone"] = []string{"x", "y"}[c.pick(2)]
 	}
-	slices := map[string]*discoveryv1.EndpointSlice{}
-	mkEndpoint := func(i int) discoveryv1.Endpoint {
-		ep := discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.0.%d.%d", pick(5), i)}, Conditions: discoveryv1.EndpointConditions{Ready: []*bool{nil, ptr.To(true), ptr.To(false)}[pick(3)]}}
-		if n := pick(len(nodeNames) + 1); n < len(nodeNames) {
-			ep.NodeName = ptr.To(nodeNames[n])
-		}
-		return ep
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+}
+
+func (c *randomCluster) service(name string) *corev1.Service {
+	a := map[string]string{}
+	switch c.pick(6) {
+	case 0:
+		a[topology.AnnotationTopologyKeys] = `["unit"]`
+	case 1:
+		a[topology.AnnotationGridviewKeys] = "unit,zone,*"
+	case 2:
+		a[topology.AnnotationGridviewKeys] = "kubernetes.io/hostname,unit"
+	case 3:
+		a[topology.AnnotationTopologyKeys] = `["zone","unit"]`
 	}
-	mkSlice := func(name string) *discoveryv1.EndpointSlice {
-		sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "d", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: services[pick(len(services))]}},
-			AddressType: []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6}[pick(2)]}
-		for i := range 1 + pick(5) {
-			sl.Endpoints = append(sl.Endpoints, mkEndpoint(i))
-		}
-		return sl
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "d", Name: name, Annotations: a}}
+	if c.pick(3) == 0 {
+		svc.Labels = map[string]string{"app": fmt.Sprint(c.pick(2))}
 	}
+	if c.pick(12) == 0 {
+		svc.Spec.Type = corev1.ServiceTypeExternalName
+	}
+	return svc
+}
+
+func (c *randomCluster) endpoint(i int) discoveryv1.Endpoint {
+	ep := discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("10.0.%d.%d", c.pick(5), i)}, Conditions: discoveryv1.EndpointConditions{Ready: []*bool{nil, ptr.To(true), ptr.To(false)}[c.pick(3)]}}
+	if n := c.pick(len(c.nodeNames) + 1); n < len(c.nodeNames) {
+		ep.NodeName = ptr.To(c.nodeNames[n])
+	}
+	return ep
+}
+
+// slice makes a slice and keeps it as current.
+func (c *randomCluster) slice(name string) *discoveryv1.EndpointSlice {
+	sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "d", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: c.services[c.pick(len(c.services))]}},
+		AddressType: []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4, discoveryv1.AddressTypeIPv6}[c.pick(2)]}
+	for i := range 1 + c.pick(5) {
+		sl.Endpoints = append(sl.Endpoints, c.endpoint(i))
+	}
+	c.current[name] = sl
+	return sl.DeepCopy()
+}
+
+// initial is the state to load: eight nodes, the Services, two slices.
+func (c *randomCluster) initial() Inputs {
+	var in Inputs
+	for _, n := range c.nodeNames[:8] {
+		in.Nodes = append(in.Nodes, c.node(n))
+	}
+	for _, n := range c.services {
+		in.Services = append(in.Services, c.service(n))
+	}
+	for _, n := range c.slices[:2] {
+		in.Slices = append(in.Slices, c.slice(n))
+	}
+	return in
+}
+
+// change is one random change: an object set, or the key of one deleted.
+type change struct {
+	kind   kind
+	key    types.NamespacedName
+	object metav1.Object
+}
+
+func (ch change) String() string {
+	verb := "set"
+	if ch.object == nil {
+		verb = "delete"
+	}
+	return fmt.Sprintf("%s %v %s", verb, ch.kind, ch.key)
+}
+
+func (c *randomCluster) change() change {
+	switch k := c.pick(12); {
+	case k < 3:
+		n := c.node(c.nodeNames[c.pick(len(c.nodeNames))])
+		return change{kind: nodeKind, key: types.NamespacedName{Name: n.Name}, object: n}
+	case k < 4:
+		return change{kind: nodeKind, key: types.NamespacedName{Name: c.nodeNames[c.pick(len(c.nodeNames))]}}
+	case k < 6:
+		svc := c.service(c.services[c.pick(len(c.services))])
+		return change{kind: serviceKind, key: types.NamespacedName{Namespace: "d", Name: svc.Name}, object: svc}
+	case k < 7:
+		return change{kind: serviceKind, key: types.NamespacedName{Namespace: "d", Name: c.services[c.pick(len(c.services))]}}
+	case k < 10:
+		n := c.slices[c.pick(len(c.slices))]
+		sl, ok := c.current[n]
+		if !ok || c.pick(4) == 0 {
+			sl = c.slice(n)
+		} else {
+			sl = sl.DeepCopy()
+			i := c.pick(len(sl.Endpoints))
+			sl.Endpoints[i] = c.endpoint(i)
+			c.current[n] = sl
+			sl = sl.DeepCopy()
+		}
+		return change{kind: sliceKind, key: types.NamespacedName{Namespace: "d", Name: n}, object: sl}
+	default:
+		n := c.slices[c.pick(len(c.slices))]
+		delete(c.current, n)
+		return change{kind: sliceKind, key: types.NamespacedName{Namespace: "d", Name: n}}
+	}
+}
+
+// applyTo applies the change to a store directly.
+func (ch change) applyTo(s *Store) {
+	switch {
+	case ch.object != nil:
+		s.set(ch.object)
+	case ch.kind == nodeKind:
+		s.DeleteNode(ch.key.Name)
+	case ch.kind == serviceKind:
+		s.DeleteService(ch.key)
+	default:
+		s.DeleteEndpointSlice(ch.key)
+	}
+}
+
+func storeRandom(t *testing.T, seed uint64) {
+	c := newRandomCluster(seed)
 	s := New(Options{HistorySize: 100000, WatcherBuffer: 100000, BookmarkInterval: time.Hour})
-	var nodes []*corev1.Node
-	for _, n := range nodeNames[:8] {
-		nodes = append(nodes, mkNode(n))
-	}
-	var svcs []*corev1.Service
-	for _, n := range services {
-		svcs = append(svcs, mkService(n))
-	}
-	var sls []*discoveryv1.EndpointSlice
-	for _, n := range sliceNames[:2] {
-		slices[n] = mkSlice(n)
-		sls = append(sls, slices[n].DeepCopy())
-	}
-	s.Load(nodes, svcs, sls)
+	initial := c.initial()
+	s.Load(initial.Nodes, initial.Services, initial.Slices)
 
 	var followers []*follower
 	deletedAt := map[string][]uint64{}
-	start := func(name string, f Filter, strict bool) *follower {
-		list, err := s.List(f, ListOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := s.Watch(t.Context(), f, watchstream.WatchOptions{ResourceVersion: list.ResourceVersion})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fl := &follower{name: name, f: f, w: w, state: fullState(list)}
-		fl.last, _ = strconv.ParseUint(list.ResourceVersion, 10, 64)
-		return fl
+	for _, n := range c.nodeNames {
+		followers = append(followers, startFollower(t, s, n, nodeWatch(n)))
 	}
-	for _, n := range nodeNames {
-		followers = append(followers, start(n, nodeWatch(n), true))
-	}
-	cluster := start("cluster", Filter{}, false)
+	cluster := startFollower(t, s, "cluster", Filter{})
 	followers = append(followers, cluster)
 
 	for step := range 600 {
-		var what string
-		switch k := pick(12); {
-		case k < 3:
-			n := mkNode(nodeNames[pick(len(nodeNames))])
-			what = fmt.Sprintf("set node %s %v", n.Name, n.Labels)
-			s.SetNode(n)
-		case k < 4:
-			n := nodeNames[pick(len(nodeNames))]
-			what = "delete node " + n
-			s.DeleteNode(n)
-			deletedAt[n] = append(deletedAt[n], s.stream.RV())
-		case k < 6:
-			svc := mkService(services[pick(len(services))])
-			what = fmt.Sprintf("set service %s %v %v", svc.Name, svc.Annotations, svc.Labels)
-			s.SetService(svc)
-		case k < 7:
-			n := services[pick(len(services))]
-			what = "delete service " + n
-			s.DeleteService(types.NamespacedName{Namespace: "d", Name: n})
-		case k < 10:
-			n := sliceNames[pick(len(sliceNames))]
-			sl, ok := slices[n]
-			if !ok || pick(4) == 0 {
-				sl = mkSlice(n)
-			} else {
-				sl = sl.DeepCopy()
-				i := pick(len(sl.Endpoints))
-				sl.Endpoints[i] = mkEndpoint(i)
-			}
-			slices[n] = sl
-			what = "set slice " + n
-			s.SetEndpointSlice(sl.DeepCopy())
-		default:
-			n := sliceNames[pick(len(sliceNames))]
-			delete(slices, n)
-			what = "delete slice " + n
-			s.DeleteEndpointSlice(types.NamespacedName{Namespace: "d", Name: n})
+		ch := c.change()
+		what := ch.String()
+		ch.applyTo(s)
+		if ch.object == nil && ch.kind == nodeKind {
+			deletedAt[ch.key.Name] = append(deletedAt[ch.key.Name], s.stream.RV())
 		}
 		synctest.Wait()
 		for _, fl := range followers {
@@ -254,11 +292,11 @@ func storeRandom(t *testing.T, seed uint64) {
 		}
 		// resume a random follower from a random RV it received
 		if step%5 == 4 {
-			fl := followers[pick(len(followers))]
+			fl := followers[c.pick(len(followers))]
 			if len(fl.seen) == 0 {
 				continue
 			}
-			at := fl.seen[pick(len(fl.seen))]
+			at := fl.seen[c.pick(len(fl.seen))]
 			atRV, _ := strconv.ParseUint(at.rv, 10, 64)
 			skip := false
 			for n, rvs := range deletedAt {

@@ -107,15 +107,17 @@ type Store struct {
 
 // New returns an empty store that serves nothing until it is loaded.
 func New(options Options) *Store {
-	return &Store{
-		options:             options,
-		engine:              topology.NewEngine(),
-		nodeAdded:           map[string]uint64{},
-		departed:            map[string]uint64{},
-		nodeCreated:         map[string]metav1.Time{},
-		services:            map[types.NamespacedName]serviceMeta{},
-		malformedNamespaces: map[string]string{},
-	}
+	s := &Store{options: options, engine: topology.NewEngine()}
+	s.resetMaps()
+	return s
+}
+
+func (s *Store) resetMaps() {
+	s.nodeAdded = map[string]uint64{}
+	s.departed = map[string]uint64{}
+	s.nodeCreated = map[string]metav1.Time{}
+	s.services = map[types.NamespacedName]serviceMeta{}
+	s.malformedNamespaces = map[string]string{}
 }
 
 // A change's resourceVersions: the change is numbered in the high bits and
@@ -131,25 +133,56 @@ const (
 // changeEnd is the resourceVersion after the n-th change.
 func changeEnd(n uint64) uint64 { return n<<eventBits | eventMask }
 
+// Inputs are the objects the views derive from.
+type Inputs struct {
+	Namespaces []*corev1.Namespace
+	Nodes      []*corev1.Node
+	Services   []*corev1.Service
+	Slices     []*discoveryv1.EndpointSlice
+}
+
 // Load sets the initial state in bulk.
 func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
+	s.load(newEpoch(), Inputs{Nodes: nodes, Services: services, Slices: slices})
+}
+
+// newEpoch starts a space of resourceVersions at random, so that another
+// process's resourceVersions are either older than this one's history or
+// newer than its latest: 410. A replica that follows another loads at the
+// leader's resourceVersion instead and numbers on in its space.
+func newEpoch() uint64 {
+	return changeEnd(rand.Uint64N(1<<16) << 26)
+}
+
+// load replaces the state with inputs at resourceVersion rv: the views are
+// derived again, and the watches of the state replaced end, as their
+// clients' resourceVersions mean nothing here any more.
+func (s *Store) load(rv uint64, inputs Inputs) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snapshot.Store(nil)
-	// A random epoch, so that another process's resourceVersions are either
-	// older than this one's history or newer than its latest: 410.
-	loadRV := changeEnd(rand.Uint64N(1<<16) << 26)
-	s.engine.SetStamp(loadRV)
-	s.engine.Load(nodes, services, slices)
-	for _, node := range nodes {
-		s.nodeCreated[node.Name] = node.CreationTimestamp
-		s.nodeAdded[node.Name] = loadRV
+	if s.stream != nil {
+		s.stream.Close()
+		s.engine = topology.NewEngine()
+		s.resetMaps()
 	}
-	for _, svc := range services {
+	s.engine.SetStamp(rv)
+	// The Namespaces' defaults first, so that their Services are pruned by
+	// them from the start.
+	for _, ns := range inputs.Namespaces {
+		s.engine.SetNamespace(ns.Name, ns.Annotations)
+		s.recordNamespace(ns.Name)
+	}
+	s.engine.Load(inputs.Nodes, inputs.Services, inputs.Slices)
+	for _, node := range inputs.Nodes {
+		s.nodeCreated[node.Name] = node.CreationTimestamp
+		s.nodeAdded[node.Name] = rv
+	}
+	for _, svc := range inputs.Services {
 		s.recordService(svc)
 	}
 	s.loadedAt = time.Now()
-	s.stream = watchstream.New(loadRV, watchstream.Options{
+	s.stream = watchstream.New(rv, watchstream.Options{
 		HistorySize:   s.options.HistorySize,
 		HistoryWeight: s.options.HistoryWeight,
 		WatcherBuffer: s.options.WatcherBuffer,
@@ -162,6 +195,29 @@ func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []
 		Metrics:  watchstream.Metrics{EventsSent: eventsSent, Watchers: watchersCurrent, CutOff: watchersCutOff},
 	})
 	updateMalformedGauge(s.services)
+}
+
+// takeoverGap is how many changes a replica that stops following another
+// skips: more than the other can number before it finds it no longer leads,
+// so that none of its resourceVersions is one this replica numbers a change
+// of its own with.
+const takeoverGap = 1 << 24
+
+// numberOnItsOwn moves the numbering past what a leader this store followed
+// may have issued after the last change it sent here: a watch from one of
+// those is answered 410; one from a resourceVersion this store holds too
+// resumes.
+func (s *Store) numberOnItsOwn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stream.Jump(changeEnd(s.stream.RV()>>eventBits + takeoverGap))
+}
+
+// resourceVersion is the store's resourceVersion: that of its latest change.
+func (s *Store) resourceVersion() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stream.RV()
 }
 
 // Loaded says whether the store holds the initial state.
@@ -332,6 +388,22 @@ func (s *Store) SetEndpointSlice(slice *discoveryv1.EndpointSlice) {
 // DeleteEndpointSlice removes an EndpointSlice.
 func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
 	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteEndpointSlice(key) })
+}
+
+// set adds or updates an input object. It returns why a Service's or a
+// Namespace's topology annotation cannot be parsed when that is news.
+func (s *Store) set(obj metav1.Object) (newlyMalformed string) {
+	switch obj := obj.(type) {
+	case *corev1.Node:
+		s.SetNode(obj)
+	case *corev1.Service:
+		return s.SetService(obj)
+	case *discoveryv1.EndpointSlice:
+		s.SetEndpointSlice(obj)
+	case *corev1.Namespace:
+		return s.SetNamespace(obj)
+	}
+	return ""
 }
 
 // apply runs one change of the engine, given the resourceVersion it ends

@@ -1,0 +1,282 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/gridview/gridview/pkg/watchstream"
+)
+
+// replica is a feed whose informers' stores the test writes and whose
+// queue it drains: the order of its inputs is the test's.
+type replica struct {
+	feed    *Feed
+	store   *Store
+	indexer map[kind]cache.Indexer
+}
+
+func newReplica(t *testing.T) *replica {
+	t.Helper()
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	store := New(Options{HistorySize: 100000, WatcherBuffer: 100000, BookmarkInterval: time.Hour})
+	core := factory.Core().V1()
+	feed, err := NewFeed(store, core.Nodes(), core.Services(), factory.Discovery().V1().EndpointSlices(), core.Namespaces(), record.NewFakeRecorder(1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replica{feed: feed, store: store, indexer: map[kind]cache.Indexer{
+		nodeKind: core.Nodes().Informer().GetIndexer(), serviceKind: core.Services().Informer().GetIndexer(),
+		sliceKind: factory.Discovery().V1().EndpointSlices().Informer().GetIndexer(), namespaceKind: core.Namespaces().Informer().GetIndexer(),
+	}}
+}
+
+// write puts a change into the informers' stores, as a watch event would,
+// each object at a resourceVersion of its own.
+func (r *replica) write(ch change, rv int) {
+	indexer := r.indexer[ch.kind]
+	if ch.object == nil {
+		if old, ok, _ := indexer.GetByKey(cache.NewObjectName(ch.key.Namespace, ch.key.Name).String()); ok {
+			_ = indexer.Delete(old)
+		}
+		return
+	}
+	ch.object.SetResourceVersion(strconv.Itoa(rv))
+	_ = indexer.Update(ch.object)
+}
+
+// load lists the informers' stores into the store.
+func (r *replica) load(t *testing.T) {
+	t.Helper()
+	if err := r.feed.load(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// drain applies what the feed's queue holds.
+func (r *replica) drain() {
+	for r.feed.queue.Len() > 0 {
+		key, _ := r.feed.queue.Get()
+		r.feed.apply(key)
+		r.feed.queue.Done(key)
+	}
+}
+
+// follow runs r's feed on the leader's inputs until the returned stop is
+// called, which waits for Follow to return.
+func (r *replica) follow(t *testing.T, leader *replica) (stop func()) {
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.feed.Follow(ctx, func(ctx context.Context, from *Position) (io.ReadCloser, error) {
+			in, out := io.Pipe()
+			go func() { out.CloseWithError(leader.feed.ServeInputs(ctx, out, func() {}, from)) }()
+			return in, nil
+		}); err != nil {
+			t.Errorf("following: %v", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// startFollower watches a filter from the store's resourceVersion.
+func startFollower(t *testing.T, s *Store, name string, f Filter) *follower {
+	t.Helper()
+	list, err := s.List(f, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(t.Context(), f, watchstream.WatchOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := &follower{name: name, f: f, w: w, state: fullState(list)}
+	fl.last, _ = strconv.ParseUint(list.ResourceVersion, 10, 64)
+	t.Cleanup(w.Stop)
+	return fl
+}
+
+// list is a fresh list's state.
+func list(t *testing.T, s *Store, f Filter) map[string]string {
+	t.Helper()
+	l, err := s.List(f, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fullState(l)
+}
+
+// TestAFollowerNumbersEveryChangeAsTheLeader makes seeded random changes on
+// a leader while a replica follows it: watchers of every node on both see
+// the same events at the same resourceVersions. Then the follower stops
+// following, as when it takes the Lease, while the leader makes more
+// changes: a client resumes on it from a resourceVersion of the leader's
+// that it holds, and gets 410 from one it never numbered.
+func TestAFollowerNumbersEveryChangeAsTheLeader(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { followerRandom(t, seed) })
+		})
+	}
+}
+
+func followerRandom(t *testing.T, seed uint64) {
+	c := newRandomCluster(seed)
+	leader, next := newReplica(t), newReplica(t)
+	rv := 0
+	writeBoth := func(ch change) {
+		rv++
+		leader.write(ch, rv)
+		next.write(ch, rv)
+	}
+	initial := c.initial()
+	for _, obj := range initial.Nodes {
+		writeBoth(change{kind: nodeKind, key: keyOf(nodeKind, obj).NamespacedName, object: obj})
+	}
+	for _, obj := range initial.Services {
+		writeBoth(change{kind: serviceKind, key: keyOf(serviceKind, obj).NamespacedName, object: obj})
+	}
+	for _, obj := range initial.Slices {
+		writeBoth(change{kind: sliceKind, key: keyOf(sliceKind, obj).NamespacedName, object: obj})
+	}
+	leader.load(t)
+	next.load(t)
+	if leader.store.resourceVersion() == next.store.resourceVersion() {
+		t.Fatal("two stores loaded at the same resourceVersion: the test would prove nothing")
+	}
+	// Changes before the follower starts reach it in the leader's state.
+	onLeader := func(steps int) {
+		for range steps {
+			ch := c.change()
+			rv++
+			leader.write(ch, rv)
+			leader.feed.apply(inputKey{kind: ch.kind, NamespacedName: ch.key})
+		}
+	}
+	onLeader(50)
+	stop := next.follow(t, leader)
+	synctest.Wait()
+	if got, want := next.store.resourceVersion(), leader.store.resourceVersion(); got != want {
+		t.Fatalf("the follower is at resourceVersion %d, the leader at %d", got, want)
+	}
+
+	var onBoth [2][]*follower
+	for i, r := range []*replica{leader, next} {
+		for _, n := range c.nodeNames {
+			onBoth[i] = append(onBoth[i], startFollower(t, r.store, n, nodeWatch(n)))
+		}
+		onBoth[i] = append(onBoth[i], startFollower(t, r.store, "cluster", Filter{}))
+	}
+	onLeader(300)
+	synctest.Wait()
+	for i := range onBoth[0] {
+		onLeader, onFollower := onBoth[0][i], onBoth[1][i]
+		onLeader.drain(t, false)
+		onFollower.drain(t, false)
+		if !reflect.DeepEqual(onLeader.seen, onFollower.seen) {
+			t.Fatalf("%s: the follower's events differ from the leader's:\n got %v\nwant %v", onLeader.name, onFollower.seen, onLeader.seen)
+		}
+	}
+	if len(onBoth[0][len(onBoth[0])-1].seen) == 0 {
+		t.Fatal("no event in 300 changes: the test would prove nothing")
+	}
+
+	// The follower stops following; the leader, which does not know yet,
+	// numbers more changes.
+	stop()
+	_, followed := next.feed.log.position()
+	onLeader(20)
+	synctest.Wait()
+	for _, fl := range onBoth[0] {
+		fl.drain(t, false)
+	}
+	for _, kind := range []kind{nodeKind, serviceKind, sliceKind, namespaceKind} {
+		if err := next.indexer[kind].Replace(leader.indexer[kind].List(), ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, key := range leader.indexer[kind].ListKeys() {
+			namespace, name, _ := cache.SplitMetaNamespaceKey(key)
+			next.feed.queue.Add(inputKey{kind: kind, NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
+		}
+	}
+	next.drain()
+
+	// Each watcher of the leader resumes on the follower from every
+	// resourceVersion it received: from those the follower numbered too, as
+	// on the leader, and ends equal to a fresh list; from the others it gets
+	// 410.
+	leaderList, err := leader.store.List(Filter{}, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := list(t, next.store, Filter{}), fullState(leaderList); !maps.Equal(got, want) {
+		t.Fatalf("after taking over, the follower's views differ from the leader's:\n got %v\nwant %v", got, want)
+	}
+	resumed, refused := 0, 0
+	for _, fl := range onBoth[0] {
+		for _, at := range fl.seen {
+			atRV, _ := strconv.ParseUint(at.rv, 10, 64)
+			w, err := next.store.Watch(t.Context(), fl.f, watchstream.WatchOptions{ResourceVersion: at.rv})
+			if atRV > followed {
+				if !apierrors.IsResourceExpired(err) {
+					t.Errorf("%s resumed from %d, which only the leader numbered (it sent up to %d): %v, want 410", fl.name, atRV, followed, err)
+				}
+				refused++
+				continue
+			}
+			if err != nil {
+				// As the leader would: a watch across its node's deletion is.
+				onTheLeader, leaderErr := leader.store.Watch(t.Context(), fl.f, watchstream.WatchOptions{ResourceVersion: at.rv})
+				if leaderErr == nil {
+					onTheLeader.Stop()
+					t.Fatalf("%s resumed from %d, which the follower numbered too: %v; the leader resumes", fl.name, atRV, err)
+				}
+				continue
+			}
+			r := &follower{name: fl.name + " resumed from " + at.rv, f: fl.f, w: w, state: maps.Clone(at.state), last: atRV}
+			synctest.Wait()
+			r.drain(t, false)
+			w.Stop()
+			if got, want := r.state, list(t, next.store, fl.f); !maps.Equal(got, want) {
+				t.Errorf("%s differs from a fresh list:\n got %v\nwant %v", r.name, got, want)
+			}
+			resumed++
+		}
+	}
+	if resumed == 0 || refused == 0 {
+		t.Fatalf("resumed %d times, refused %d times: the test proves nothing", resumed, refused)
+	}
+}
