@@ -20,9 +20,11 @@ package apiserver
 
 import (
 	"fmt"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/dynamic"
@@ -71,6 +73,11 @@ type Server struct {
 func (c *Config) Complete() CompletedConfig {
 	if c.GenericConfig.BuildHandlerChainFunc == nil {
 		c.GenericConfig.BuildHandlerChainFunc = genericapiserver.DefaultBuildHandlerChain
+	}
+	// A follower reads the leader's inputs for as long as it follows.
+	longRunning := c.GenericConfig.LongRunningFunc
+	c.GenericConfig.LongRunningFunc = func(req *http.Request, info *request.RequestInfo) bool {
+		return req.URL.Path == inputsPath || longRunning != nil && longRunning(req, info)
 	}
 	leadership := newLeadership(c.AdvertiseAddress)
 	reads := &leaderReads{identity: leadership.identity, leader: leadership.leaderAddress}

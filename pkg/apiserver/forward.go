@@ -17,7 +17,9 @@ limitations under the License.
 package apiserver
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"strings"
@@ -80,6 +82,9 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 					return fmt.Errorf("the leader answered %s", resp.Status)
 				}
 				forwardedReads.WithLabelValues("leader").Inc()
+				if resp.StatusCode == http.StatusOK && isWatch(req) {
+					resp.Body = endsCleanly{resp.Body}
+				}
 				return nil
 			},
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
@@ -124,6 +129,27 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 		return f.leader()
 	}
 	return "", false
+}
+
+func isWatch(req *http.Request) bool {
+	info, ok := nodeEndpointsRequest(req)
+	return ok && info.Verb == "watch"
+}
+
+// endsCleanly ends a forwarded watch as the leader would at its timeout
+// when the leader's stream breaks (it stopped, or died): a cut stream reaches
+// the client as an error, after which client-go relists, where an ended
+// watch is watched again from the client's last resourceVersion, which the
+// replica that leads next holds too.
+type endsCleanly struct{ io.ReadCloser }
+
+func (b endsCleanly) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		klog.V(2).InfoS("The leader's watch stream broke; ending the forwarded watch", "err", err)
+		err = io.EOF
+	}
+	return n, err
 }
 
 // stripCredentials removes what names the caller to this replica: the

@@ -241,3 +241,39 @@ func TestAForwardedWatchStreams(t *testing.T) {
 		t.Errorf("second line %q, %v", second, err)
 	}
 }
+
+// TestAForwardedWatchEndsWhenTheLeaderGoes checks that a watch whose
+// leader's stream is cut ends as a watch at its timeout does, so that the
+// client watches again from its resourceVersion rather than relisting.
+func TestAForwardedWatchEndsWhenTheLeaderGoes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		path    string
+		wantErr bool
+	}{
+		{name: "a watch ends", path: "/apis/topology.gridview.io/v1alpha1/nodeendpoints?watch=true"},
+		{name: "a list is cut", path: "/apis/topology.gridview.io/v1alpha1/nodeendpoints", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leader, caBundle := peerServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, "first event\n")
+				w.(http.Flusher).Flush()
+				// The stream is cut, as by a proxy whose upstream died.
+				panic(http.ErrAbortHandler)
+			}))
+			server := follower(t, strings.TrimPrefix(leader.URL, "https://"), caBundle, &servedBy{name: "local"})
+			resp, err := http.Get(server.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = resp.Body.Close() }()
+			body, err := io.ReadAll(resp.Body)
+			if string(body) != "first event\n" {
+				t.Errorf("body %q, want the leader's first event", body)
+			}
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Errorf("reading to the end: %v, want an error: %t", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -17,11 +17,13 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
@@ -50,7 +52,8 @@ func viewInputs(kube kubernetes.Interface) informers.SharedInformerFactory {
 
 // nodeViews builds the store NodeEndpoints are served from, fed by the
 // informers of inputs on Nodes, Services, EndpointSlices and Namespaces
-// (their default topology rules), which its post-start hook starts. Every
+// (their default topology rules), which its post-start hook starts, or by
+// the leader's inputs while another replica leads (followLeader). Every
 // replica computes its own views: nothing about them is stored.
 func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.SharedInformerFactory) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
 	viewstore.RegisterMetrics()
@@ -65,6 +68,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 	observeRouting := routingObserver(cfg, store, inputs.Core().V1().Services(), recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
+		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed, cfg.leadership))
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
 			if !store.Loaded() {
 				return errors.New("the node views are not loaded yet")
@@ -80,6 +84,13 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 				feed.Run(ctx)
 			}()
 			go store.Run(ctx)
+			go func() {
+				if wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
+					return store.Loaded(), nil
+				}) == nil {
+					followLeader(ctx, feed, cfg.leadership, cfg.leaderReads)
+				}
+			}()
 			go collectWhileViewsQuiet(ctx, store.Quiet)
 			if observeRouting != nil {
 				go observeRouting(ctx)

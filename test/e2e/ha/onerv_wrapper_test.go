@@ -19,10 +19,8 @@ package ha
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -32,10 +30,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientfeatures "k8s.io/client-go/features"
-
-	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 // gridview-wrapper following its node through the aggregator, which picks a
@@ -64,25 +59,7 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 
 			changes, churned := s.churnThroughTheFollower(ctx, t, churn, forwardedBefore)
 			eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
-				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
-				if err != nil {
-					return err
-				}
-				want := map[string]string{}
-				for i := range list.Items {
-					want[list.Items[i].Slice.Name] = fmt.Sprint(framework.Addresses(&list.Items[i]))
-				}
-				if len(want) == 0 {
-					return errors.New("a1 has no view: the comparison would prove nothing")
-				}
-				got, err := w.slices(ctx, s.ns)
-				if err != nil {
-					return err
-				}
-				if !maps.Equal(got, want) {
-					return fmt.Errorf("wrapper %v\nlist %v", got, want)
-				}
-				return nil
+				return wrapperEqualsList(ctx, w, s.ns, s.node("a1"))
 			})
 			// The aggregator sent some of the wrapper's reads to the replica
 			// that does not lead, and it sent them on to the leader.

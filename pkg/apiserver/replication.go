@@ -1,0 +1,159 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/viewstore"
+)
+
+// inputsPath serves the leader's inputs to the replicas that follow it: a
+// non-resource URL, which RBAC grants gridview-apiserver's ServiceAccount
+// alone. It carries every Service and EndpointSlice of the cluster.
+const inputsPath = "/replication/inputs"
+
+// serveInputs answers a follower's read of the leader's inputs, from the
+// position its seq and rv parameters name, or from the whole state without
+// them, until the request ends or this replica stops leading.
+func serveInputs(feed *viewstore.Feed, l *leadership) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		from, err := inputsPosition(req.URL.Query())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !l.isLeader() {
+			http.Error(w, "this replica does not hold the Lease: read the leader's inputs", http.StatusServiceUnavailable)
+			return
+		}
+		flusher, ok := w.(http.Flusher)
+		if !ok {
+			http.Error(w, "the connection cannot stream", http.StatusInternalServerError)
+			return
+		}
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		go func() {
+			// A replica that stops leading stops serving: its follower
+			// then follows the new leader.
+			_ = wait.PollUntilContextCancel(ctx, time.Second, false, func(context.Context) (bool, error) {
+				return !l.isLeader(), nil
+			})
+			cancel()
+		}()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(http.StatusOK)
+		if err := feed.ServeInputs(ctx, w, flusher.Flush, from); err != nil && ctx.Err() == nil {
+			klog.V(2).InfoS("Stopped serving inputs to a follower", "err", err)
+		}
+	}
+}
+
+// inputsPosition reads the seq and rv parameters: both or neither.
+func inputsPosition(query url.Values) (*viewstore.Position, error) {
+	seq, rv := query.Get("seq"), query.Get("rv")
+	if seq == "" && rv == "" {
+		return nil, nil
+	}
+	var from viewstore.Position
+	var err error
+	if from.Seq, err = strconv.ParseUint(seq, 10, 64); err != nil {
+		return nil, fmt.Errorf("seq: invalid value %q: must be a decimal number, with rv", seq)
+	}
+	if from.RV, err = strconv.ParseUint(rv, 10, 64); err != nil {
+		return nil, fmt.Errorf("rv: invalid value %q: must be a decimal number, with seq", rv)
+	}
+	return &from, nil
+}
+
+// followRetry is how long a follower waits after it stopped following
+// before it reads the leader's inputs again.
+const followRetry = 5 * time.Second
+
+// followLeader makes this replica's views follow the leader's inputs while
+// another replica holds the Lease, so that its store numbers every change as
+// the leader does and holds the history the leader's clients resume from
+// once it leads. It stops following when the Lease moves, here or to a third
+// replica, and then numbers changes on its own until it follows again.
+func followLeader(ctx context.Context, feed *viewstore.Feed, l *leadership, reads *leaderReads) {
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		leader, ok := l.leaderAddress()
+		if !ok || reads.trust.Load() == nil {
+			return false, nil
+		}
+		following, stop := context.WithCancel(ctx)
+		go func() {
+			_ = wait.PollUntilContextCancel(following, 500*time.Millisecond, false, func(context.Context) (bool, error) {
+				now, ok := l.leaderAddress()
+				return !ok || now != leader, nil
+			})
+			stop()
+		}()
+		klog.InfoS("Following the leader's inputs", "leader", leader)
+		err := feed.Follow(following, func(ctx context.Context, from *viewstore.Position) (io.ReadCloser, error) {
+			return openInputs(ctx, reads.trust.Load(), leader, from)
+		})
+		stop()
+		if err != nil {
+			klog.ErrorS(err, "Stopped following the leader's inputs", "leader", leader)
+		} else {
+			klog.InfoS("Stopped following the leader's inputs", "leader", leader)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(followRetry):
+		}
+		return false, nil
+	})
+}
+
+// openInputs reads the leader's inputs from a position, with this replica's
+// own credentials, trusting the leader as the aggregator does.
+func openInputs(ctx context.Context, trust *peerTrust, leader string, from *viewstore.Position) (io.ReadCloser, error) {
+	transport, err := trust.roundTripper(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target := url.URL{Scheme: "https", Host: leader, Path: inputsPath}
+	if from != nil {
+		target.RawQuery = url.Values{"seq": {strconv.FormatUint(from.Seq, 10)}, "rv": {strconv.FormatUint(from.RV, 10)}}.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := transport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return nil, fmt.Errorf("the leader answered %s: %s", resp.Status, body)
+	}
+	return resp.Body, nil
+}
