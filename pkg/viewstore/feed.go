@@ -75,11 +75,9 @@ type Feed struct {
 	// writing is held by what writes the store: the worker, or Follow.
 	writing sync.Mutex
 	// following is set while the store applies another replica's inputs
-	// instead of the informers'.
+	// instead of the informers', from that replica's state on, and numbers
+	// changes as that replica does.
 	following bool
-	// shared is set once the store holds another replica's state, and
-	// numbers changes as that replica does.
-	shared bool
 	// applied holds every object as the store has it, so that resyncs and
 	// the initial events after Load cost nothing.
 	applied map[inputKey]metav1.Object

@@ -136,13 +136,10 @@ func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq,
 const followGrace = 10 * time.Second
 
 // Follow applies the leader's inputs, which open streams from a position,
-// instead of the informers', until ctx ends or the leader cannot be read
-// for followGrace. Then the store applies the informers' state and numbers
+// instead of the informers', from the leader's state on, until ctx ends or
+// the leader cannot be read for followGrace. Then the store applies the informers' state and numbers
 // changes on its own, past anything the leader may have numbered since.
 func (f *Feed) Follow(ctx context.Context, open func(ctx context.Context, from *Position) (io.ReadCloser, error)) error {
-	f.writing.Lock()
-	f.following = true
-	f.writing.Unlock()
 	defer f.stopFollowing()
 	var from *Position
 	failingSince := time.Time{}
@@ -234,8 +231,10 @@ func (f *Feed) applyFrame(fr frame, from **Position) error {
 	defer f.writing.Unlock()
 	switch {
 	case fr.state != nil:
+		// From the leader's state on, the informers' events wait: until
+		// then a leader that cannot be read leaves this store current.
 		f.loadAt(fr.seq, fr.rv, fr.state.inputs())
-		f.shared = true
+		f.following = true
 		klog.InfoS("Loaded the leader's node views", "resourceVersion", fr.rv)
 	case fr.input != nil:
 		if *from == nil || fr.input.seq != (*from).Seq+1 {
@@ -271,13 +270,13 @@ func (f *Feed) applyInput(in loggedInput) {
 func (f *Feed) stopFollowing() {
 	f.writing.Lock()
 	defer f.writing.Unlock()
-	f.following = false
-	if f.shared {
-		f.store.numberOnItsOwn()
-		f.shared = false
-		seq, rv := f.log.position()
-		klog.InfoS("Numbering node view changes on this replica", "from", rv, "inputs", seq)
+	if !f.following {
+		return
 	}
+	f.following = false
+	f.store.numberOnItsOwn()
+	seq, rv := f.log.position()
+	klog.InfoS("Numbering node view changes on this replica", "from", rv, "inputs", seq)
 	for key := range f.applied {
 		f.queue.Add(key)
 	}

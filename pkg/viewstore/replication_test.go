@@ -18,6 +18,7 @@ package viewstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -279,4 +280,29 @@ func followerRandom(t *testing.T, seed uint64) {
 	if resumed == 0 || refused == 0 {
 		t.Fatalf("resumed %d times, refused %d times: the test proves nothing", resumed, refused)
 	}
+}
+
+// TestAReplicaThatCannotReadTheLeaderAppliesItsInformers checks that a
+// replica whose leader cannot be read (its RBAC refuses, the network drops
+// the connection) keeps its own views current meanwhile.
+func TestAReplicaThatCannotReadTheLeaderAppliesItsInformers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newReplica(t)
+		r.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+		r.load(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() {
+			_ = r.feed.Follow(ctx, func(context.Context, *Position) (io.ReadCloser, error) {
+				return nil, errors.New("403 Forbidden")
+			})
+		}()
+		synctest.Wait()
+		before := r.store.resourceVersion()
+		r.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "b")}, 2)
+		r.feed.apply(inputKey{kind: nodeKind, NamespacedName: types.NamespacedName{Name: "edge-1"}})
+		if r.store.resourceVersion() == before {
+			t.Error("a node moved while the leader could not be read, and the views did not change")
+		}
+	})
 }
