@@ -18,11 +18,13 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -36,18 +38,18 @@ import (
 // alone. It carries every Service and EndpointSlice of the cluster.
 const inputsPath = "/replication/inputs"
 
-// serveInputs answers a follower's read of the leader's inputs, from the
+// serveInputs answers a follower's read of this replica's inputs, from the
 // position its seq and rv parameters name, or from the whole state without
-// them, until the request ends or this replica stops leading.
-func serveInputs(feed *viewstore.Feed, l *leadership) http.HandlerFunc {
+// them, until the request ends. A replica that follows another refuses: it
+// serves only inputs it applied itself, so that two replicas never follow
+// each other. One that numbers on its own serves them whether it holds the
+// Lease or not: a leader that stopped leading while kube-apiserver was down
+// numbers on as before, and its follower keeps following it.
+func serveInputs(feed *viewstore.Feed) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		from, err := inputsPosition(req.URL.Query())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if !l.isLeader() {
-			http.Error(w, "this replica does not hold the Lease: read the leader's inputs", http.StatusServiceUnavailable)
 			return
 		}
 		flusher, ok := w.(http.Flusher)
@@ -55,19 +57,11 @@ func serveInputs(feed *viewstore.Feed, l *leadership) http.HandlerFunc {
 			http.Error(w, "the connection cannot stream", http.StatusInternalServerError)
 			return
 		}
-		ctx, cancel := context.WithCancel(req.Context())
-		defer cancel()
-		go func() {
-			// A replica that stops leading stops serving: its follower
-			// then follows the new leader.
-			_ = wait.PollUntilContextCancel(ctx, time.Second, false, func(context.Context) (bool, error) {
-				return !l.isLeader(), nil
-			})
-			cancel()
-		}()
 		w.Header().Set("Content-Type", "application/octet-stream")
-		w.WriteHeader(http.StatusOK)
-		if err := feed.ServeInputs(ctx, w, flusher.Flush, from); err != nil && ctx.Err() == nil {
+		switch err := feed.ServeInputs(req.Context(), w, flusher.Flush, from); {
+		case errors.Is(err, viewstore.ErrFollowing):
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		case err != nil && req.Context().Err() == nil:
 			klog.V(2).InfoS("Stopped serving inputs to a follower", "err", err)
 		}
 	}
@@ -94,30 +88,52 @@ func inputsPosition(query url.Values) (*viewstore.Position, error) {
 // before it reads the leader's inputs again.
 const followRetry = 5 * time.Second
 
-// followLeader makes this replica's views follow the leader's inputs while
+// numbering is how this replica numbers view changes: on its own while it
+// leads, as the leader does while it follows it.
+type numbering struct {
+	feed       *viewstore.Feed
+	leadership *leadership
+	reads      *leaderReads
+	// tried is set once a first attempt to follow the leader ended.
+	tried atomic.Bool
+}
+
+// settled says whether this replica numbers view changes as the leader
+// does, or leads, or has tried to follow: a replica is ready only from then,
+// so that a rolling update takes the leader away only once another replica
+// holds the history its clients resume from. A replica that cannot follow
+// (RBAC, the network) is ready after one attempt, as every replica was
+// before; its takeover makes the clients relist.
+func (n *numbering) settled() bool {
+	_, another := n.leadership.leaderAddress()
+	return !another || n.feed.Following() || n.tried.Load()
+}
+
+// follow makes this replica's views follow the leader's inputs while
 // another replica holds the Lease, so that its store numbers every change as
 // the leader does and holds the history the leader's clients resume from
 // once it leads. It stops following when the Lease moves, here or to a third
 // replica, and then numbers changes on its own until it follows again.
-func followLeader(ctx context.Context, feed *viewstore.Feed, l *leadership, reads *leaderReads) {
+func (n *numbering) follow(ctx context.Context) {
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		leader, ok := l.leaderAddress()
-		if !ok || reads.trust.Load() == nil {
+		leader, ok := n.leadership.leaderAddress()
+		if !ok || n.reads.trust.Load() == nil {
 			return false, nil
 		}
 		following, stop := context.WithCancel(ctx)
 		go func() {
 			_ = wait.PollUntilContextCancel(following, 500*time.Millisecond, false, func(context.Context) (bool, error) {
-				now, ok := l.leaderAddress()
+				now, ok := n.leadership.leaderAddress()
 				return !ok || now != leader, nil
 			})
 			stop()
 		}()
 		klog.InfoS("Following the leader's inputs", "leader", leader)
-		err := feed.Follow(following, func(ctx context.Context, from *viewstore.Position) (io.ReadCloser, error) {
-			return openInputs(ctx, reads.trust.Load(), leader, from)
+		err := n.feed.Follow(following, func(ctx context.Context, from *viewstore.Position) (io.ReadCloser, error) {
+			return openInputs(ctx, n.reads.trust.Load(), leader, from)
 		})
 		stop()
+		n.tried.Store(true)
 		if err != nil {
 			klog.ErrorS(err, "Stopped following the leader's inputs", "leader", leader)
 		} else {

@@ -68,10 +68,16 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 	observeRouting := routingObserver(cfg, store, inputs.Core().V1().Services(), recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
-		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed, cfg.leadership))
+		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed))
+		numbering := &numbering{feed: feed, leadership: cfg.leadership, reads: cfg.leaderReads}
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
 			if !store.Loaded() {
 				return errors.New("the node views are not loaded yet")
+			}
+			return nil
+		}), healthz.NamedCheck("nodeendpoints-numbering", func(*http.Request) error {
+			if !numbering.settled() {
+				return errors.New("this replica does not follow the leader's inputs yet: a takeover now would make every client relist")
 			}
 			return nil
 		})); err != nil {
@@ -88,7 +94,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 				if wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 					return store.Loaded(), nil
 				}) == nil {
-					followLeader(ctx, feed, cfg.leadership, cfg.leaderReads)
+					numbering.follow(ctx)
 				}
 			}()
 			go collectWhileViewsQuiet(ctx, store.Quiet)

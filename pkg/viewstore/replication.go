@@ -41,6 +41,10 @@ import (
 // leader's state first.
 type Position struct{ Seq, RV uint64 }
 
+// ErrFollowing refuses a read of the inputs of a replica that follows
+// another, before anything is written.
+var ErrFollowing = errors.New("this replica follows another: read the leader's inputs")
+
 // heartbeatInterval is how often the leader writes to a follower that has
 // nothing else to read, so that a follower tells a quiet leader from a dead
 // connection.
@@ -49,8 +53,8 @@ const heartbeatInterval = 5 * time.Second
 // ServeInputs writes this replica's inputs after from to w, flushing after
 // each batch, until ctx ends or the store starts following another replica.
 // It starts with the whole state when from is nil or no longer in the log.
-// It refuses while this store follows another: a replica serves only the
-// inputs it applied itself.
+// It refuses with ErrFollowing while this store follows another: a replica
+// serves only the inputs it applied itself.
 func (f *Feed) ServeInputs(ctx context.Context, w io.Writer, flush func(), from *Position) error {
 	out := bufio.NewWriterSize(w, 64<<10)
 	send := func() error {
@@ -104,9 +108,9 @@ func (f *Feed) ServeInputs(ctx context.Context, w io.Writer, flush func(), from 
 // the log's generation and the position the inputs follow.
 func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq, rv uint64, err error) {
 	f.writing.Lock()
-	if f.following {
+	if f.following.Load() {
 		f.writing.Unlock()
-		return 0, 0, 0, errors.New("this replica follows another")
+		return 0, 0, 0, ErrFollowing
 	}
 	f.log.mu.Lock()
 	generation = f.log.generation
@@ -217,6 +221,10 @@ func (f *Feed) followOnce(ctx context.Context, open func(context.Context, *Posit
 	}
 }
 
+// Following says whether the store holds the leader's state and applies
+// its inputs.
+func (f *Feed) Following() bool { return f.following.Load() }
+
 // divergedError is a store that numbered an input of the leader's otherwise
 // than the leader: it cannot follow.
 type divergedError struct{ seq, want, got uint64 }
@@ -234,7 +242,7 @@ func (f *Feed) applyFrame(fr frame, from **Position) error {
 		// From the leader's state on, the informers' events wait: until
 		// then a leader that cannot be read leaves this store current.
 		f.loadAt(fr.seq, fr.rv, fr.state.inputs())
-		f.following = true
+		f.following.Store(true)
 		klog.InfoS("Loaded the leader's node views", "resourceVersion", fr.rv)
 	case fr.input != nil:
 		if *from == nil || fr.input.seq != (*from).Seq+1 {
@@ -270,10 +278,10 @@ func (f *Feed) applyInput(in loggedInput) {
 func (f *Feed) stopFollowing() {
 	f.writing.Lock()
 	defer f.writing.Unlock()
-	if !f.following {
+	if !f.following.Load() {
 		return
 	}
-	f.following = false
+	f.following.Store(false)
 	f.store.numberOnItsOwn()
 	seq, rv := f.log.position()
 	klog.InfoS("Numbering node view changes on this replica", "from", rv, "inputs", seq)

@@ -47,6 +47,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	slice := func(i int) map[string]string {
 		return map[string]string{states[i][0]: "a1", states[i][1]: "a2", fmt.Sprintf("10.1.0.%d3", i): "b1"}
 	}
+	leader := settledLeader(t)
 	for _, r := range replicas {
 		eventually(t, 10*time.Second, r.Name+" serving a1's first view", func(ctx context.Context) error {
 			got, err := s.gridAddresses(ctx, ownViewsClient(t, r), "a1")
@@ -95,7 +96,6 @@ func TestKubeAPIServerRestart(t *testing.T) {
 		}()
 	}
 
-	leader := settledLeader(t)
 	ledBefore := startsOfLeading(t)
 	s.writeSlice(t, slice(1))
 	start := time.Now()

@@ -189,6 +189,11 @@ func settledLeader(t *testing.T) steadyLeader {
 			if r == leaders[0] || !r.Running() {
 				continue
 			}
+			// Ready once it follows the leader's inputs: a replica that
+			// loads the leader's state ends the watches of its own views.
+			if body, err := directClient(t, r).Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+				return fmt.Errorf("%s not ready: %w: %s", r.Name, err, body)
+			}
 			before := leaderReads(t, "leader")
 			if _, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(metav1.NamespaceDefault).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
 				return err
