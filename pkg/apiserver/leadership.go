@@ -66,7 +66,13 @@ func (l *leadership) leaderAddress() (string, bool) {
 		// A holder of a release before identities named an address.
 		return "", false
 	}
-	return holder[at+1:], true
+	// A process that ran at this address before this one, restarted in
+	// place, holds it until the Lease expires: this replica is not its
+	// own leader.
+	if address := holder[at+1:]; !strings.HasSuffix(l.identity, "@"+address) {
+		return address, true
+	}
+	return "", false
 }
 
 // isLeader tells whether this replica holds the Lease, as last observed.

@@ -59,7 +59,7 @@ func serveInputs(feed *viewstore.Feed) http.HandlerFunc {
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		switch err := feed.ServeInputs(req.Context(), w, flusher.Flush, from); {
-		case errors.Is(err, viewstore.ErrFollowing):
+		case errors.Is(err, viewstore.ErrFollowing), errors.Is(err, viewstore.ErrNotLoaded):
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		case err != nil && req.Context().Err() == nil:
 			klog.V(2).InfoS("Stopped serving inputs to a follower", "err", err)

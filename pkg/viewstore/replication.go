@@ -45,10 +45,14 @@ type Position struct{ Seq, RV uint64 }
 // another, before anything is written.
 var ErrFollowing = errors.New("this replica follows another: read the leader's inputs")
 
+// ErrNotLoaded refuses a read of the inputs of a replica whose views are not
+// loaded yet: its state would be empty.
+var ErrNotLoaded = errors.New("this replica's node views are not loaded yet")
+
 // heartbeatInterval is how often the leader writes to a follower that has
 // nothing else to read, so that a follower tells a quiet leader from a dead
 // connection.
-const heartbeatInterval = 5 * time.Second
+const heartbeatInterval = 2 * time.Second
 
 // ServeInputs writes this replica's inputs after from to w, flushing after
 // each batch, until ctx ends or the store starts following another replica.
@@ -112,6 +116,10 @@ func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq,
 		f.writing.Unlock()
 		return 0, 0, 0, ErrFollowing
 	}
+	if !f.store.Loaded() {
+		f.writing.Unlock()
+		return 0, 0, 0, ErrNotLoaded
+	}
 	f.log.mu.Lock()
 	generation = f.log.generation
 	f.log.mu.Unlock()
@@ -136,8 +144,8 @@ func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq,
 }
 
 // followGrace is how long a follower tries to reach the leader again before
-// it numbers changes on its own.
-const followGrace = 10 * time.Second
+// it numbers changes on its own: the informers' events wait meanwhile.
+const followGrace = 3 * time.Second
 
 // Follow applies the leader's inputs, which open streams from a position,
 // instead of the informers', from the leader's state on, until ctx ends or
@@ -238,6 +246,8 @@ func (f *Feed) applyFrame(fr frame, from **Position) error {
 	f.writing.Lock()
 	defer f.writing.Unlock()
 	switch {
+	case fr.state != nil && fr.rv == 0:
+		return errors.New("the leader sent a state without a resourceVersion")
 	case fr.state != nil:
 		// From the leader's state on, the informers' events wait: until
 		// then a leader that cannot be read leaves this store current.
@@ -283,7 +293,11 @@ func (f *Feed) stopFollowing() {
 	}
 	f.following.Store(false)
 	f.store.numberOnItsOwn()
-	seq, rv := f.log.position()
+	// The log starts again at the jump: a replica that follows this one
+	// loads the state at the resourceVersion it numbers on from.
+	seq, _ := f.log.position()
+	rv := f.store.resourceVersion()
+	f.log.start(seq, rv)
 	klog.InfoS("Numbering node view changes on this replica", "from", rv, "inputs", seq)
 	for key := range f.applied {
 		f.queue.Add(key)

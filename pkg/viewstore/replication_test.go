@@ -217,8 +217,18 @@ func followerRandom(t *testing.T, seed uint64) {
 
 	// The follower stops following; the leader, which does not know yet,
 	// numbers more changes.
+	followed := next.store.resourceVersion()
 	stop()
-	_, followed := next.feed.log.position()
+	// A replica that follows the new leader before it applied anything
+	// numbers on where it does, past the jump, not where the old leader's
+	// inputs left it.
+	third := newReplica(t)
+	stopThird := third.follow(t, next)
+	synctest.Wait()
+	if got, want := third.store.resourceVersion(), next.store.resourceVersion(); got != want {
+		t.Errorf("a replica following the new leader is at resourceVersion %d, the new leader at %d", got, want)
+	}
+	stopThird()
 	onLeader(20)
 	synctest.Wait()
 	for _, fl := range onBoth[0] {
@@ -305,4 +315,14 @@ func TestAReplicaThatCannotReadTheLeaderAppliesItsInformers(t *testing.T) {
 			t.Error("a node moved while the leader could not be read, and the views did not change")
 		}
 	})
+}
+
+// TestAReplicaServesNoInputsBeforeItsViewsAreLoaded checks that a replica
+// restarted in place, which the Lease may still name, gives its followers
+// no empty state.
+func TestAReplicaServesNoInputsBeforeItsViewsAreLoaded(t *testing.T) {
+	r := newReplica(t)
+	if err := r.feed.ServeInputs(t.Context(), io.Discard, func() {}, nil); !errors.Is(err, ErrNotLoaded) {
+		t.Errorf("serving the inputs of views not loaded: %v, want %v", err, ErrNotLoaded)
+	}
 }

@@ -197,10 +197,12 @@ func (s *Store) load(rv uint64, inputs Inputs) {
 	updateMalformedGauge(s.services)
 }
 
-// takeoverGap is how many changes a replica that stops following another
-// skips: more than the other can number before it finds it no longer leads,
-// so that none of its resourceVersions is one this replica numbers a change
-// of its own with.
+// takeoverGap is the least number of changes a replica that stops
+// following another skips: more than the other can number before it finds
+// it no longer leads, so that none of its resourceVersions is one this
+// replica numbers a change of its own with. A random multiple of it, so
+// that two replicas that stop following the same leader at the same change
+// number on apart, but for a chance in 256.
 const takeoverGap = 1 << 24
 
 // numberOnItsOwn moves the numbering past what a leader this store followed
@@ -210,7 +212,7 @@ const takeoverGap = 1 << 24
 func (s *Store) numberOnItsOwn() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stream.Jump(changeEnd(s.stream.RV()>>eventBits + takeoverGap))
+	s.stream.Jump(changeEnd(s.stream.RV()>>eventBits + takeoverGap*(1+rand.Uint64N(256))))
 }
 
 // resourceVersion is the store's resourceVersion: that of its latest change.

@@ -174,7 +174,7 @@ func readFrame(r *bufio.Reader) (frame, error) {
 		if d.err != nil || count > 1<<24 {
 			return frame{}, errFrame
 		}
-		state := make(replicatedState, 0, count)
+		state := make(replicatedState, 0, min(count, 1024)) // what the frames hold, not what one says
 		for range count {
 			payload, err := readPayload(r)
 			if err != nil {
@@ -257,6 +257,10 @@ func (d *decoder) input() loggedInput {
 	}
 	k, present := kind(d.b[0]), d.b[1]
 	d.b = d.b[2:]
+	if k > namespaceKind {
+		d.err = errFrame
+		return loggedInput{}
+	}
 	if present == 0 {
 		namespace := d.string()
 		return loggedInput{key: inputKey{kind: k, NamespacedName: types.NamespacedName{Namespace: namespace, Name: d.string()}}}
