@@ -92,6 +92,13 @@ func (l *inputLog) signal() {
 	l.grew = make(chan struct{})
 }
 
+// currentGeneration numbers the log's latest start.
+func (l *inputLog) currentGeneration() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.generation
+}
+
 // position is the log's latest input and the store's resourceVersion after
 // it.
 func (l *inputLog) position() (seq, rv uint64) {

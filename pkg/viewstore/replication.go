@@ -120,9 +120,7 @@ func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq,
 		f.writing.Unlock()
 		return 0, 0, 0, ErrNotLoaded
 	}
-	f.log.mu.Lock()
-	generation = f.log.generation
-	f.log.mu.Unlock()
+	generation = f.log.currentGeneration()
 	if from != nil {
 		if _, _, ok := f.log.since(generation, from.Seq, from.RV); ok {
 			f.writing.Unlock()

@@ -46,8 +46,8 @@ const (
 	maxFrame = 16 << 20
 )
 
-// frame is what a follower reads: the leader's state, an input, or neither
-// (a heartbeat).
+// frame is what a follower reads: the leader's state, numbered seq at
+// resourceVersion rv, an input, or neither (a heartbeat).
 type frame struct {
 	seq, rv uint64
 	state   *replicatedState
@@ -199,7 +199,7 @@ func readFrame(r *bufio.Reader) (frame, error) {
 			return frame{}, errFrame
 		}
 		in.key, in.object = decoded.key, decoded.object
-		return frame{seq: in.seq, rv: in.rv, input: &in}, nil
+		return frame{input: &in}, nil
 	}
 	return frame{}, errFrame
 }
