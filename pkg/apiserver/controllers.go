@@ -118,8 +118,14 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		RetryPeriod:     2 * time.Second,
 		ReleaseOnCancel: true,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: lead,
-			OnStoppedLeading: func() { klog.InfoS("Stopped leading the ServiceGrid controller") },
+			OnStartedLeading: func(ctx context.Context) {
+				leading.Set(1)
+				lead(ctx)
+			},
+			OnStoppedLeading: func() {
+				leading.Set(0)
+				klog.InfoS("Stopped leading the ServiceGrid controller")
+			},
 		},
 	})
 	if err != nil {

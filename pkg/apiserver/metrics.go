@@ -32,6 +32,13 @@ var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
 	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader) or served itself because the leader did not answer (local).",
 }, []string{"served_by"})
 
+// leading says which replica answers every replica's reads of NodeEndpoints
+// and numbers view changes on its own.
+var leading = metrics.NewGauge(&metrics.GaugeOpts{
+	Subsystem: "gridview_apiserver", Name: "leading", StabilityLevel: metrics.ALPHA,
+	Help: "1 while this replica holds the ServiceGrid controller's Lease: it reconciles ServiceGrids and answers every replica's reads of NodeEndpoints.",
+})
+
 // quietCollections counts the collection cycles run while the views were
 // quiet (see collectWhileQuiet).
 var quietCollections = metrics.NewCounter(&metrics.CounterOpts{
@@ -42,5 +49,5 @@ var quietCollections = metrics.NewCounter(&metrics.CounterOpts{
 var registerOnce sync.Once
 
 func registerMetrics() {
-	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads, quietCollections) })
+	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads, leading, quietCollections) })
 }

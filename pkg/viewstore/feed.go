@@ -178,10 +178,6 @@ func (f *Feed) load() error {
 		if malformed := f.store.malformed(svc); malformed != "" {
 			f.reportMalformed(svc, malformed)
 		}
-		// Only a change seen while running is reported: Events are
-		// ephemeral, so reporting what a restart finds would send one per
-		// Service per replica at every start, news to nobody.
-		f.noteRules(svc)
 	}
 	klog.InfoS("Loaded the node views", "nodes", len(inputs.Nodes), "services", len(inputs.Services), "endpointSlices", len(inputs.Slices), "namespaces", len(inputs.Namespaces))
 	return nil
@@ -198,8 +194,13 @@ func (f *Feed) loadAt(seq, rv uint64, inputs Inputs) {
 	for _, node := range inputs.Nodes {
 		f.applied[keyOf(nodeKind, node)] = node
 	}
+	clear(f.chosen)
 	for _, svc := range inputs.Services {
 		f.applied[keyOf(serviceKind, svc)] = svc
+		// Only a change seen while running is reported: Events are
+		// ephemeral, so reporting what a start or the leader's state
+		// holds would send one per Service per replica, news to nobody.
+		f.noteRules(svc)
 	}
 	for _, slice := range inputs.Slices {
 		f.applied[keyOf(sliceKind, slice)] = slice

@@ -49,6 +49,13 @@ var (
 		Subsystem: subsystem, Name: "watchers", StabilityLevel: metrics.ALPHA,
 		Help: "NodeEndpoints watchers currently connected.",
 	})
+	// following is what an operator checks before taking the leader
+	// away: a replica at 1 holds the history the leader's clients resume
+	// from.
+	following = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: subsystem, Name: "following_leader", StabilityLevel: metrics.ALPHA,
+		Help: "1 while this replica's views follow the leader's inputs and number every change as the leader does, 0 while it numbers changes on its own.",
+	})
 	watchersCutOff = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "watchers_cut_off_total", StabilityLevel: metrics.ALPHA,
 		Help: "Watchers cut off because they fell too far behind, or their client took nothing for 15 s while an event waited; their clients watch again.",
@@ -95,7 +102,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the store's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, ownViewsWaitSeconds, eventsSent, watchersCurrent, watchersCutOff, malformedAnnotations, malformedDefaults,
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, ownViewsWaitSeconds, eventsSent, watchersCurrent, following, watchersCutOff, malformedAnnotations, malformedDefaults,
 			routingNodes, nodesWithoutEndpoints, routingFallbacks, routingPassSeconds, routingLastPass)
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"io"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
@@ -251,6 +252,7 @@ func (f *Feed) applyFrame(fr frame, from **Position) error {
 		// then a leader that cannot be read leaves this store current.
 		f.loadAt(fr.seq, fr.rv, fr.state.inputs())
 		f.following.Store(true)
+		following.Set(1)
 		klog.InfoS("Loaded the leader's node views", "resourceVersion", fr.rv)
 	case fr.input != nil:
 		if *from == nil || fr.input.seq != (*from).Seq+1 {
@@ -277,6 +279,11 @@ func (f *Feed) applyInput(in loggedInput) {
 	} else {
 		f.store.set(in.object)
 		f.applied[in.key] = in.object
+		// The leader sent the Event; once this replica leads, it sends
+		// one only for a choice the leader did not make.
+		if svc, ok := in.object.(*corev1.Service); ok {
+			f.noteRules(svc)
+		}
 	}
 	f.log.add(in.key, in.object, f.store.resourceVersion())
 }
@@ -290,6 +297,7 @@ func (f *Feed) stopFollowing() {
 		return
 	}
 	f.following.Store(false)
+	following.Set(0)
 	f.store.numberOnItsOwn()
 	// The log starts again at the jump: a replica that follows this one
 	// loads the state at the resourceVersion it numbers on from.

@@ -35,15 +35,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // replica is a feed whose informers' stores the test writes and whose
 // queue it drains: the order of its inputs is the test's.
 type replica struct {
-	feed    *Feed
-	store   *Store
-	indexer map[kind]cache.Indexer
+	feed     *Feed
+	store    *Store
+	indexer  map[kind]cache.Indexer
+	recorder *record.FakeRecorder
 }
 
 func newReplica(t *testing.T) *replica {
@@ -51,11 +53,12 @@ func newReplica(t *testing.T) *replica {
 	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
 	store := New(Options{HistorySize: 100000, WatcherBuffer: 100000, BookmarkInterval: time.Hour})
 	core := factory.Core().V1()
-	feed, err := NewFeed(store, core.Nodes(), core.Services(), factory.Discovery().V1().EndpointSlices(), core.Namespaces(), record.NewFakeRecorder(1000))
+	recorder := record.NewFakeRecorder(1000)
+	feed, err := NewFeed(store, core.Nodes(), core.Services(), factory.Discovery().V1().EndpointSlices(), core.Namespaces(), recorder)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &replica{feed: feed, store: store, indexer: map[kind]cache.Indexer{
+	return &replica{feed: feed, store: store, recorder: recorder, indexer: map[kind]cache.Indexer{
 		nodeKind: core.Nodes().Informer().GetIndexer(), serviceKind: core.Services().Informer().GetIndexer(),
 		sliceKind: factory.Discovery().V1().EndpointSlices().Informer().GetIndexer(), namespaceKind: core.Namespaces().Informer().GetIndexer(),
 	}}
@@ -325,4 +328,43 @@ func TestAReplicaServesNoInputsBeforeItsViewsAreLoaded(t *testing.T) {
 	if err := r.feed.ServeInputs(t.Context(), io.Discard, func() {}, nil); !errors.Is(err, ErrNotLoaded) {
 		t.Errorf("serving the inputs of views not loaded: %v, want %v", err, ErrNotLoaded)
 	}
+}
+
+// TestAReplicaThatTakesOverSendsNoEventTheLeaderSent checks that the
+// rules the leader chose, and reported, while a replica followed it are not
+// news to that replica once it applies its informers again.
+func TestAReplicaThatTakesOverSendsNoEventTheLeaderSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leader, next := newReplica(t), newReplica(t)
+		key := types.NamespacedName{Namespace: "demo", Name: "echo"}
+		echo := func(annotations map[string]string, labels map[string]string) change {
+			return change{kind: serviceKind, key: key, object: service("demo", "echo", labels, annotations)}
+		}
+		gridviewOnly := map[string]string{topology.AnnotationGridviewKeys: "unit"}
+		several := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+		leader.write(echo(gridviewOnly, nil), 1)
+		next.write(echo(gridviewOnly, nil), 1)
+		leader.load(t)
+		next.load(t)
+		stop := next.follow(t, leader)
+		synctest.Wait()
+
+		leader.write(echo(several, nil), 2)
+		leader.drain()
+		leader.feed.apply(inputKey{kind: serviceKind, NamespacedName: key})
+		synctest.Wait()
+		if len(leader.recorder.Events) != 1 {
+			t.Fatalf("the leader sent %d Events for the rules it chose, want 1", len(leader.recorder.Events))
+		}
+		stop()
+		// Its informers bring a later change of the same Service, with
+		// the same rules.
+		next.write(echo(several, map[string]string{"app": "echo"}), 3)
+		next.drain()
+		select {
+		case event := <-next.recorder.Events:
+			t.Errorf("the replica that took over reported the leader's choice again: %q", event)
+		default:
+		}
+	})
 }
