@@ -36,9 +36,14 @@ type Config struct {
 	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every
 	// watched node's views to be current.
 	CurrentTimeout time.Duration
+	// Replicas (SCALE_REPLICAS, 1 or 2) is how many gridview-apiserver
+	// processes serve the APIService, on an external etcd when more than
+	// one. With two, a restart stops the leader, as a rolling update does,
+	// and the other replica, which followed its inputs, takes over.
+	Replicas int
 	// Restarts (SCALE_RESTARTS) is how many of the two restarts to make:
-	// as is, then with a change while down. Each costs every watcher a
-	// relist today, minutes at edge-10k.
+	// as is, then with a change while down. With one replica each costs
+	// every watcher a relist, minutes at edge-10k.
 	Restarts int
 	// RSSLimit (SCALE_RSS_LIMIT, bytes, default 8 GiB) ends a wait for
 	// current views once gridview-apiserver's RSS passes it, so that the run
@@ -71,7 +76,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if !known || name == "tiny" {
 		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
 	}
-	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Restarts: 2, RSSLimit: 8 << 30}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Replicas: 1, Restarts: 2, RSSLimit: 8 << 30}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	cfg.ProfileDir = os.Getenv("SCALE_PROFILE_DIR")
 	cfg.GridviewArgs = strings.Fields(os.Getenv("SCALE_GRIDVIEW_ARGS"))
@@ -84,6 +89,7 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		{"SCALE_REPEATS", func(s string) (err error) { cfg.Repeats, err = strconv.Atoi(s); return err }},
 		{"SCALE_CURRENT_TIMEOUT", func(s string) (err error) { cfg.CurrentTimeout, err = time.ParseDuration(s); return err }},
 		{"SCALE_RSS_LIMIT", func(s string) (err error) { cfg.RSSLimit, err = strconv.ParseInt(s, 10, 64); return err }},
+		{"SCALE_REPLICAS", func(s string) (err error) { cfg.Replicas, err = strconv.Atoi(s); return err }},
 		{"SCALE_RESTARTS", func(s string) (err error) { cfg.Restarts, err = strconv.Atoi(s); return err }},
 		{"SCALE_ENCODING", func(s string) error {
 			if s != EncodingProtobuf && s != EncodingJSON {
@@ -101,6 +107,9 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	}
 	if cfg.Watchers < 1 || cfg.Watchers > sc.Nodes {
 		return cfg, true, fmt.Errorf("WATCHERS=%d: want 1 to %d", cfg.Watchers, sc.Nodes)
+	}
+	if cfg.Replicas < 1 || cfg.Replicas > 2 {
+		return cfg, true, fmt.Errorf("SCALE_REPLICAS=%d: want 1 or 2", cfg.Replicas)
 	}
 	if cfg.Restarts < 0 || cfg.Restarts > 2 {
 		return cfg, true, fmt.Errorf("SCALE_RESTARTS=%d: want 0, 1 or 2", cfg.Restarts)

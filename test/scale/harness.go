@@ -25,7 +25,6 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,8 +39,11 @@ import (
 
 // Harness runs the scenario against a started local cluster.
 type Harness struct {
-	cfg      Config
-	cluster  *localcluster.Cluster
+	cfg     Config
+	cluster *localcluster.Cluster
+	// gridview is the replica that leads, whose memory and CPU the table
+	// reports; with one replica, the cluster's own.
+	gridview *localcluster.GridviewReplica
 	m        *Model
 	kube     kubernetes.Interface
 	c        *client
@@ -69,7 +71,7 @@ func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...
 	}
 	m := Generate(cfg.Scale, cfg.Seed)
 	h := &Harness{
-		cfg: cfg, cluster: cluster, m: m, kube: kube, logf: logf,
+		cfg: cfg, cluster: cluster, gridview: cluster.GridviewReplicas()[0], m: m, kube: kube, logf: logf,
 		c:   &client{http: &http.Client{Transport: rt}, base: cluster.AdminConfig.Host, names: newNames(m), namespace: m.Namespace, encoding: cfg.Encoding},
 		rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
 		R:   &Results{Config: cfg},
@@ -91,7 +93,7 @@ func (h *Harness) Run(ctx context.Context) error {
 	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator, reading %s",
 		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
 	h.logf("%s", r.Scenario)
-	for _, phase := range []func(context.Context) error{h.startWatchers, h.ingest, h.changes, h.resume, h.wrapper, h.restarts} {
+	for _, phase := range []func(context.Context) error{h.findLeader, h.startWatchers, h.ingest, h.changes, h.resume, h.checkFollower, h.wrapper, h.restarts} {
 		if err := phase(ctx); err != nil {
 			return err
 		}
@@ -146,13 +148,9 @@ func awaitWatches[W any](ctx context.Context, watchers []W, watching func(W) <-c
 	return nil
 }
 
-// proc reads gridview-apiserver's memory and CPU.
+// proc reads the leading gridview-apiserver's memory and CPU.
 func (h *Harness) proc() (localcluster.ProcStat, error) {
-	pid, ok := h.cluster.GridviewPid()
-	if !ok {
-		return localcluster.ProcStat{}, fmt.Errorf("gridview-apiserver is not running")
-	}
-	return localcluster.ReadProcStat(pid)
+	return replicaStat(h.gridview)
 }
 
 // cycles counts gridview-apiserver's collection cycles: all of them, and
@@ -167,25 +165,13 @@ func (h *Harness) collections(ctx context.Context) (cycles, bool) {
 	if h.cfg.ProfileDir == "" {
 		return cycles{}, false
 	}
-	text, err := getPath(ctx, h.cluster.GridviewConfig(), "/metrics", nil)
+	text, err := getPath(ctx, h.gridview.Config(), "/metrics", nil)
 	if err != nil {
 		return cycles{}, false
 	}
-	var c cycles
-	found := 0
-	for line := range strings.Lines(string(text)) {
-		for name, into := range map[string]*int{"go_gc_duration_seconds_count ": &c.all, "gridview_apiserver_quiet_collections_total ": &c.quiet} {
-			if count, ok := strings.CutPrefix(line, name); ok {
-				n, err := strconv.ParseFloat(strings.TrimSpace(count), 64)
-				if err != nil {
-					return cycles{}, false
-				}
-				*into = int(n)
-				found++
-			}
-		}
-	}
-	return c, found == 2
+	all, errAll := sample(text, "go_gc_duration_seconds_count")
+	quiet, errQuiet := sample(text, "gridview_apiserver_quiet_collections_total")
+	return cycles{all: int(all), quiet: int(quiet)}, errAll == nil && errQuiet == nil
 }
 
 // otherCPU reads the CPU kube-apiserver and the harness itself used so

@@ -261,6 +261,7 @@ func wrapperUpstreamBytes(ctx context.Context, addr string) (int64, error) {
 
 // restarts restarts gridview-apiserver up to twice (Config.Restarts): as
 // is, and with an endpoint of the big Service flipped while it is down.
+// With two replicas it is the leader that restarts, as in a rolling update.
 func (h *Harness) restarts(ctx context.Context) error {
 	for _, flip := range []bool{false, true}[:h.cfg.Restarts] {
 		rs, err := h.restart(ctx, flip)
@@ -272,35 +273,57 @@ func (h *Harness) restarts(ctx context.Context) error {
 	return nil
 }
 
-// restart stops gridview-apiserver, optionally flips an endpoint while it
-// is down, and starts it again, timing until it is ready (its /readyz, then
-// its group served through the aggregator) and until every watcher has
-// watched the new process and is current.
+// restart stops the leading gridview-apiserver, optionally flips an endpoint
+// while it is down, and starts it again, timing until it is ready (its
+// /readyz, then its group served through the aggregator) and until every
+// watcher has watched again and is current. With one replica the watchers
+// wait for the restarted process; with two they go on with the other
+// replica, which takes over, and the stopped one starts again once they are
+// current, to follow it.
 func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
-	rs := Restart{FlipWhileDown: flip}
+	rs := Restart{FlipWhileDown: flip, LeaderChange: h.cfg.Replicas > 1}
 	lists, expired := h.totalLists(), h.totalExpired()
 	watches := make(map[*Watcher]int64, len(h.watchers))
 	for _, w := range h.watchers {
 		watches[w] = w.watches.Load()
 	}
-	if err := h.cluster.StopGridview(); err != nil {
-		return rs, err
-	}
+	var flipWrite func(context.Context) error
 	if flip {
 		big := h.m.ServicesOf(ModeNone, true)[0]
-		if err := h.writeSlice(big, h.m.FlipEndpoint(big, h.rng))(ctx); err != nil {
-			return rs, fmt.Errorf("flipping an endpoint while gridview-apiserver is down: %w", err)
-		}
+		flipWrite = h.writeSlice(big, h.m.FlipEndpoint(big, h.rng))
 	}
 	totals := h.expected()
-	start := time.Now()
-	if err := h.cluster.StartGridview(ctx); err != nil {
-		return rs, fmt.Errorf("restarting gridview-apiserver: %w", err)
+	stopped := h.gridview
+	stoppedAt := time.Now()
+	if err := stopped.Stop(); err != nil {
+		return rs, err
 	}
-	rs.Ready = time.Since(start)
-	rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, start, fmt.Sprintf("after a restart (flip while down: %t)", flip), func(w *Watcher) bool {
-		return w.watches.Load() > watches[w]
-	})
+	if flipWrite != nil {
+		if err := flipWrite(ctx); err != nil {
+			return rs, fmt.Errorf("flipping an endpoint while %s is down: %w", stopped.Name, err)
+		}
+	}
+	what := fmt.Sprintf("after a restart of %s (flip while down: %t)", stopped.Name, flip)
+	rewatched := func(w *Watcher) bool { return w.watches.Load() > watches[w] }
+	if rs.LeaderChange {
+		if err := h.findLeader(ctx); err != nil {
+			return rs, err
+		}
+		rs.Takeover = time.Since(stoppedAt)
+		rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, stoppedAt, what, rewatched)
+		start := time.Now()
+		if err := stopped.Start(ctx); err != nil {
+			return rs, fmt.Errorf("starting %s again: %w", stopped.Name, err)
+		}
+		rs.Ready = time.Since(start)
+	} else {
+		start := time.Now()
+		if err := stopped.Start(ctx); err != nil {
+			return rs, fmt.Errorf("restarting %s: %w", stopped.Name, err)
+		}
+		rs.Ready = time.Since(start)
+		rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, start, what, rewatched)
+	}
 	rs.Relists, rs.Expired = h.totalLists()-lists, h.totalExpired()-expired
 	if rs.Expired > 0 {
 		for _, w := range h.watchers {
@@ -311,6 +334,9 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 				h.logf("after the restart, %s: %v", w.Node, err)
 				break
 			}
+		}
+		if rs.LeaderChange {
+			h.R.fail("%d watchers got 410 when %s took over from %s", rs.Expired, h.gridview.Name, stopped.Name)
 		}
 	}
 	st, err := h.proc()

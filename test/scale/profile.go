@@ -43,7 +43,7 @@ func (h *Harness) profileIngest(ctx context.Context) (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	for name, cfg := range map[string]*rest.Config{"gridview-apiserver": h.cluster.GridviewConfig(), "kube-apiserver": h.cluster.AdminConfig} {
+	for name, cfg := range map[string]*rest.Config{"gridview-apiserver": h.gridview.Config(), "kube-apiserver": h.cluster.AdminConfig} {
 		wg.Go(func() {
 			for window := 0; ctx.Err() == nil; window++ {
 				file := fmt.Sprintf("ingest-cpu-%s-%02d.pb.gz", name, window)
@@ -75,7 +75,7 @@ func (h *Harness) profileChanges(ctx context.Context, n int) (stop func()) {
 	}
 	var wg sync.WaitGroup
 	for file, cfg := range map[string]*rest.Config{
-		fmt.Sprintf("changes-cpu-%d.pb.gz", n):                h.cluster.GridviewConfig(),
+		fmt.Sprintf("changes-cpu-%d.pb.gz", n):                h.gridview.Config(),
 		fmt.Sprintf("changes-cpu-kube-apiserver-%d.pb.gz", n): h.cluster.AdminConfig,
 	} {
 		wg.Go(func() {
@@ -126,7 +126,7 @@ func (h *Harness) saveHeapProfile(ctx context.Context, when string) {
 		return
 	}
 	file := "heap-" + when + ".pb.gz"
-	if err := h.saveProfile(ctx, h.cluster.GridviewConfig(), "/debug/pprof/heap", 0, file); err != nil {
+	if err := h.saveProfile(ctx, h.gridview.Config(), "/debug/pprof/heap", 0, file); err != nil {
 		h.logf("profile %s: %v", file, err)
 	}
 }

@@ -68,6 +68,14 @@ func TestVerdicts(t *testing.T) {
 		{name: "steady memory", r: Results{SteadyRSS: 125, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "PASS"},
 		{name: "steady memory grew", r: Results{SteadyRSS: 126, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "FAIL"},
 		{name: "steady memory shrank", r: Results{SteadyRSS: 74, Restarts: []Restart{{RSS: 100}}}, row: "RSS after churn", want: "FAIL"},
+		{name: "leader change unnoticed", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second}}}, row: "leader stopped", want: "PASS"},
+		{name: "leader change relisted", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Relists: 1}}}, row: "leader stopped", want: "FAIL"},
+		{name: "leader change 410", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Expired: 1}}}, row: "leader stopped", want: "FAIL"},
+		{name: "leader change stale", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Stale: 1}}}, row: "leader stopped", want: "FAIL"},
+		{name: "leader change slow to restart", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: 11 * time.Second}}}, row: "leader stopped", want: "FAIL"},
+		{name: "follower numbers alike", r: Results{Follower: &Follower{Name: "b", Following: true, RV: "9", LeaderRV: "9"}}, row: "b, following", want: "PASS"},
+		{name: "follower numbers otherwise", r: Results{Follower: &Follower{Name: "b", Following: true, RV: "8", LeaderRV: "9"}}, row: "b, following", want: "FAIL"},
+		{name: "follower numbers on its own", r: Results{Follower: &Follower{Name: "b", RV: "9", LeaderRV: "9"}}, row: "b, following", want: "FAIL"},
 		{name: "nothing measured", r: Results{}, row: "gridview-apiserver RSS peak", want: "not measured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

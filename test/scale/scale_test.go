@@ -97,9 +97,11 @@ func startHarness(t *testing.T, logs string) (context.Context, Config, *Harness,
 	startCtx, startCancel := context.WithTimeout(ctx, 5*time.Minute)
 	cluster, err := localcluster.Start(startCtx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: logf,
 		// The product's default: the scale figures include its cost.
-		RoutingMetricsInterval: 30 * time.Second, GridviewArgs: cfg.GridviewArgs})
-	startCancel()
+		RoutingMetricsInterval: 30 * time.Second, GridviewArgs: cfg.GridviewArgs,
+		// Replicas share their ServiceGrids in one etcd, as in a cluster.
+		ExternalGridviewEtcd: cfg.Replicas > 1})
 	if err != nil {
+		startCancel()
 		t.Fatalf("starting the local control plane: %v", err)
 	}
 	t.Cleanup(func() {
@@ -107,6 +109,13 @@ func startHarness(t *testing.T, logs string) (context.Context, Config, *Harness,
 			t.Errorf("stopping the local control plane: %v", err)
 		}
 	})
+	for range cfg.Replicas - 1 {
+		if _, err := cluster.AddGridviewReplica(startCtx); err != nil {
+			startCancel()
+			t.Fatalf("starting another gridview-apiserver replica: %v", err)
+		}
+	}
+	startCancel()
 	h, err := NewHarness(cfg, cluster, logf)
 	if err != nil {
 		t.Fatal(err)
