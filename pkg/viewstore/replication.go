@@ -190,42 +190,35 @@ func (f *Feed) followOnce(ctx context.Context, open func(context.Context, *Posit
 		return err
 	}
 	defer body.Close()
-	in := bufio.NewReaderSize(body, 64<<10)
 	// A leader writes at least every heartbeatInterval; one silent for
-	// longer is gone.
-	alive := make(chan struct{}, 1)
-	go func() {
-		timer := time.NewTimer(3 * heartbeatInterval)
-		defer timer.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case _, ok := <-alive:
-				if !ok {
-					return
-				}
-				timer.Reset(3 * heartbeatInterval)
-			case <-timer.C:
-				body.Close()
-				return
-			}
-		}
-	}()
-	defer close(alive)
+	// longer is gone. Only the time spent waiting for it counts, not the
+	// time spent applying what it sent.
+	silence := time.AfterFunc(3*heartbeatInterval, func() { body.Close() })
+	defer silence.Stop()
+	silence.Stop()
+	in := bufio.NewReaderSize(watchedReader{body, silence}, 64<<10)
 	for {
 		frame, err := readFrame(in)
 		if err != nil {
 			return err
 		}
-		select {
-		case alive <- struct{}{}:
-		default:
-		}
 		if err := f.applyFrame(frame, from); err != nil {
 			return err
 		}
 	}
+}
+
+// watchedReader closes the leader's stream, through its timer, when one
+// read waits for longer than the timer's duration.
+type watchedReader struct {
+	body    io.Reader
+	silence *time.Timer
+}
+
+func (r watchedReader) Read(p []byte) (int, error) {
+	r.silence.Reset(3 * heartbeatInterval)
+	defer r.silence.Stop()
+	return r.body.Read(p)
 }
 
 // Following says whether the store holds the leader's state and applies

@@ -17,6 +17,8 @@ limitations under the License.
 package viewstore
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"maps"
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -367,4 +370,104 @@ func TestAReplicaThatTakesOverSendsNoEventTheLeaderSent(t *testing.T) {
 		default:
 		}
 	})
+}
+
+// TestAFollowerLeavesOnlyASilentLeader checks the follower's watchdog: a
+// leader that sends nothing for three heartbeats is left, one whose state
+// arrives slowly, a few bytes at a time, then heartbeats, is not.
+func TestAFollowerLeavesOnlyASilentLeader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// gap is the pause before each chunk of the leader's state, and
+		// chunk its size in bytes.
+		gap        time.Duration
+		chunk      int
+		heartbeats bool
+		wantLeave  bool
+	}{
+		{name: "the state at once, then silence", chunk: 1 << 20, wantLeave: true},
+		{name: "the state a few bytes every 5 s, then heartbeats", gap: 5 * time.Second, chunk: 16, heartbeats: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				leader, next := newReplica(t), newReplica(t)
+				for i, n := range []string{"edge-1", "edge-2"} {
+					leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: n}, object: node(n, "a")}, i+1)
+				}
+				leader.write(change{kind: sliceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo-x"}, object: slice("demo", "echo", "edge-1", "edge-2")}, 3)
+				leader.load(t)
+				next.load(t)
+				state := leaderState(t, leader)
+				if len(state)/tc.chunk < 3 && !tc.wantLeave {
+					t.Fatalf("a state of %d bytes in chunks of %d: the test proves nothing", len(state), tc.chunk)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				var leaderWrites sync.WaitGroup
+				opened, done := 0, make(chan error, 1)
+				defer func() {
+					cancel()
+					<-done
+					leaderWrites.Wait()
+				}()
+				go func() {
+					done <- next.feed.Follow(ctx, func(ctx context.Context, _ *Position) (io.ReadCloser, error) {
+						if opened++; opened > 1 {
+							return nil, errors.New("connection refused")
+						}
+						in, out := io.Pipe()
+						context.AfterFunc(ctx, func() { in.Close() })
+						leaderWrites.Go(func() {
+							for rest := state; len(rest) > 0; {
+								time.Sleep(tc.gap)
+								n := min(tc.chunk, len(rest))
+								if _, err := out.Write(rest[:n]); err != nil {
+									return
+								}
+								rest = rest[n:]
+							}
+							for tc.heartbeats {
+								time.Sleep(heartbeatInterval)
+								w := bufio.NewWriter(out)
+								if writeHeartbeat(w) != nil || w.Flush() != nil {
+									return
+								}
+							}
+						})
+						return in, nil
+					})
+				}()
+				sent := time.Duration(len(state)/tc.chunk+1) * tc.gap
+				time.Sleep(sent + 3*heartbeatInterval - time.Second)
+				synctest.Wait()
+				if !next.feed.Following() {
+					t.Fatalf("not following %s after the leader began its state", sent+3*heartbeatInterval-time.Second)
+				}
+				time.Sleep(2*time.Second + followGrace + 2*time.Second)
+				synctest.Wait()
+				select {
+				case err := <-done:
+					done <- err
+					if !tc.wantLeave {
+						t.Errorf("the follower left a leader that was still sending: %v", err)
+					}
+				default:
+					if tc.wantLeave {
+						t.Errorf("the follower still follows a leader silent for %s", 3*heartbeatInterval+followGrace+3*time.Second)
+					}
+				}
+			})
+		})
+	}
+}
+
+// leaderState is what a leader sends a new follower first: its state.
+func leaderState(t *testing.T, leader *replica) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if err := leader.feed.ServeInputs(ctx, &out, cancel, nil); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
