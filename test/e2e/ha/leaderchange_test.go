@@ -101,6 +101,9 @@ func TestClientsFollowTheirNodeAcrossALeaderChange(t *testing.T) {
 		}
 		return nil
 	})
+	// What an operator reads before a rolling update: who leads, and
+	// that the other replica follows it.
+	expectRoles(t, leader.replica, follower)
 	for _, f := range followers {
 		if lists, gone := f.rec.counts(); lists != 1 || gone != 0 {
 			t.Fatalf("%s relisted before the leader changed: %d lists and %d 410 Gone answers (%s)", f, lists, gone, f.summary())
@@ -162,6 +165,11 @@ func TestClientsFollowTheirNodeAcrossALeaderChange(t *testing.T) {
 		follower.Name, tookOver.Seconds(), leader.replica.Name, ptr.Deref(lease.Spec.HolderIdentity, ""), acquired,
 		servedLocally(t, follower)-localBefore, follower.Name)
 
+	// The new leader numbers on its own; nothing follows it while the old
+	// leader is down.
+	eventually(t, 10*time.Second, follower.Name+" leading and numbering on its own", func(ctx context.Context) error {
+		return roles(ctx, role{follower, 1, 0})
+	})
 	changes = s.churn(ctx, t, changes, churn/4)
 	t.Logf("%d changes in all, the last %s after the takeover", changes, (time.Since(stopped) - tookOver).Round(100*time.Millisecond))
 	// The stopped leader logs that it stopped leading, and the follower
@@ -376,6 +384,38 @@ func wrapperEqualsList(ctx context.Context, w hostWrapper, ns, node string) erro
 	}
 	if !maps.Equal(got, want) {
 		return fmt.Errorf("wrapper %v\nlist %v", got, want)
+	}
+	return nil
+}
+
+// expectRoles fails the test unless leader says it leads and numbers on its
+// own, and follower that it follows.
+func expectRoles(t *testing.T, leader, follower *localcluster.GridviewReplica) {
+	t.Helper()
+	eventually(t, 10*time.Second, leader.Name+" leading, "+follower.Name+" following it", func(ctx context.Context) error {
+		return roles(ctx, role{leader, 1, 0}, role{follower, 0, 1})
+	})
+}
+
+// role is what a replica's gridview_apiserver_leading and
+// gridview_nodeendpoints_following_leader should say.
+type role struct {
+	replica          *localcluster.GridviewReplica
+	leads, following float64
+}
+
+// roles checks each replica's metrics against its role.
+func roles(ctx context.Context, want ...role) error {
+	for _, w := range want {
+		for name, value := range map[string]float64{"gridview_apiserver_leading": w.leads, "gridview_nodeendpoints_following_leader": w.following} {
+			got, err := metric(ctx, w.replica, name)
+			if err != nil {
+				return err
+			}
+			if got != value {
+				return fmt.Errorf("%s: %s %v, want %v", w.replica.Name, name, got, value)
+			}
+		}
 	}
 	return nil
 }
