@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/klog/v2"
 )
 
@@ -95,6 +96,9 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 				local.ServeHTTP(w, req)
 			},
 		}
+		// The leader's API Priority and Fairness bounds the read; this
+		// replica's would hold a watch's seat for as long as it is proxied.
+		utilflowcontrol.RequestDelegated(req.Context())
 		proxy.ServeHTTP(w, req)
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/pkg/viewstore"
@@ -83,11 +84,19 @@ func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptio
 	if opts == nil {
 		opts = &metainternalversion.ListOptions{}
 	}
-	return s.views.Watch(ctx, filter(ctx, opts), watchstream.WatchOptions{
+	w, err := s.views.Watch(ctx, filter(ctx, opts), watchstream.WatchOptions{
 		ResourceVersion:   opts.ResourceVersion,
 		SendInitialEvents: opts.SendInitialEvents,
 		Bookmarks:         opts.AllowWatchBookmarks,
 	})
+	if err == nil {
+		// API Priority and Fairness holds a watch's seat until its storage
+		// says the watch is set up, as kube-apiserver's storage does; without
+		// this every node's watch would hold one for its whole life, and
+		// the nodes beyond the seats of their priority level would wait.
+		utilflowcontrol.WatchInitialized(ctx)
+	}
+	return w, err
 }
 
 func filter(ctx context.Context, opts *metainternalversion.ListOptions) viewstore.Filter {
