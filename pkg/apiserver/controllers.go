@@ -120,6 +120,13 @@ func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, 
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
 				leading.Set(1)
+				// The elector runs this in a goroutine of its own and calls
+				// OnStoppedLeading after cancelling ctx: one that stopped
+				// leading before this ran may already have said 0.
+				if ctx.Err() != nil {
+					leading.Set(0)
+					return
+				}
 				lead(ctx)
 			},
 			OnStoppedLeading: func() {

@@ -36,7 +36,7 @@ var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
 // and numbers view changes on its own.
 var leading = metrics.NewGauge(&metrics.GaugeOpts{
 	Subsystem: "gridview_apiserver", Name: "leading", StabilityLevel: metrics.ALPHA,
-	Help: "1 while this replica holds the ServiceGrid controller's Lease: it reconciles ServiceGrids and answers every replica's reads of NodeEndpoints.",
+	Help: "1 while this replica holds the ServiceGrid controller's Lease, whose holder reconciles ServiceGrids and answers every replica's reads of NodeEndpoints.",
 })
 
 // quietCollections counts the collection cycles run while the views were

@@ -347,6 +347,14 @@ func TestAReplicaThatTakesOverSendsNoEventTheLeaderSent(t *testing.T) {
 		several := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
 		leader.write(echo(gridviewOnly, nil), 1)
 		next.write(echo(gridviewOnly, nil), 1)
+		// A Service whose rules the leader chose before the follower
+		// started, and whose first version the follower's informers
+		// missed: the follower learns them from the leader's state.
+		otherKey := types.NamespacedName{Namespace: "demo", Name: "other"}
+		other := func(labels map[string]string) change {
+			return change{kind: serviceKind, key: otherKey, object: service("demo", "other", labels, several)}
+		}
+		leader.write(other(nil), 1)
 		leader.load(t)
 		next.load(t)
 		stop := next.follow(t, leader)
@@ -363,6 +371,7 @@ func TestAReplicaThatTakesOverSendsNoEventTheLeaderSent(t *testing.T) {
 		// Its informers bring a later change of the same Service, with
 		// the same rules.
 		next.write(echo(several, map[string]string{"app": "echo"}), 3)
+		next.write(other(map[string]string{"app": "other"}), 4)
 		next.drain()
 		select {
 		case event := <-next.recorder.Events:
