@@ -94,7 +94,8 @@ func (h *Harness) pagedList(ctx context.Context) error {
 	loopCtx, stop := context.WithCancel(ctx)
 	var pages atomic.Int64
 	var wg sync.WaitGroup
-	wg.Go(func() { h.pagedListLoop(loopCtx, &pages) })
+	var failures map[string]int
+	wg.Go(func() { failures = h.pagedListLoop(loopCtx, &pages) })
 	d := &Delivery{Kind: KindNonePaged}
 	stopProfile := h.profileChanges(ctx, len(h.R.Deliveries))
 	var err error
@@ -108,11 +109,17 @@ func (h *Harness) pagedList(ctx context.Context) error {
 	wg.Wait()
 	h.R.Deliveries = append(h.R.Deliveries, d)
 	h.R.ListPages = pages.Load()
-	h.logf("%s: p99 %s, %d pages listed meanwhile", d.Kind, d.Percentile(0.99), h.R.ListPages)
+	h.logf("%s: p99 %s, %d pages listed meanwhile; pages that failed, by why: %v", d.Kind, d.Percentile(0.99), h.R.ListPages, failures)
+	if h.R.ListPages == 0 {
+		h.R.fail("the paged list listed no page in %d changes: %v", h.cfg.Repeats, failures)
+	}
 	return err
 }
 
-func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
+// pagedListLoop lists every view, a page at a time, until ctx ends, and
+// returns the pages that failed, by status or error.
+func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) map[string]int {
+	failures := map[string]int{}
 	cont := ""
 	for ctx.Err() == nil {
 		query := url.Values{"limit": {"500"}}
@@ -121,6 +128,9 @@ func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
 		}
 		resp, err := h.c.get(ctx, nodeEndpointsPath, query, EncodingJSON)
 		if err != nil {
+			if ctx.Err() == nil {
+				failures[err.Error()]++
+			}
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
@@ -130,14 +140,19 @@ func (h *Harness) pagedListLoop(ctx context.Context, pages *atomic.Int64) {
 				Continue string `json:"continue"`
 			} `json:"metadata"`
 		}
-		if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&list) == nil {
+		err = json.NewDecoder(resp.Body).Decode(&list)
+		switch {
+		case resp.StatusCode == http.StatusOK && err == nil:
 			pages.Add(1)
 			cont = list.Metadata.Continue
-		} else {
+		case ctx.Err() != nil:
+		default:
+			failures[fmt.Sprintf("%s (decoding: %v)", resp.Status, err)]++
 			cont = "" // an expired token starts over
 		}
 		resp.Body.Close()
 	}
+	return failures
 }
 
 // resume stops edge-00000's watcher, makes 1,000 changes — flips in
@@ -281,7 +296,13 @@ func (h *Harness) restarts(ctx context.Context) error {
 // replica, which takes over, and the stopped one starts again once they are
 // current, to follow it.
 func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
-	rs := Restart{FlipWhileDown: flip, LeaderChange: h.cfg.Replicas > 1}
+	leaderChange := h.cfg.Replicas > 1
+	// A watcher the other replica served itself (the leader did not answer
+	// it in time) need not watch again when the leader goes: with two
+	// replicas, a change written while the leader is down tells when every
+	// watcher is current.
+	flip = flip || leaderChange
+	rs := Restart{FlipWhileDown: flip, LeaderChange: leaderChange}
 	lists, expired := h.totalLists(), h.totalExpired()
 	watches := make(map[*Watcher]int64, len(h.watchers))
 	for _, w := range h.watchers {
@@ -304,25 +325,31 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 		}
 	}
 	what := fmt.Sprintf("after a restart of %s (flip while down: %t)", stopped.Name, flip)
-	rewatched := func(w *Watcher) bool { return w.watches.Load() > watches[w] }
 	if rs.LeaderChange {
 		if err := h.findLeader(ctx); err != nil {
 			return rs, err
 		}
 		rs.Takeover = time.Since(stoppedAt)
-		rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, stoppedAt, what, rewatched)
+		rs.Current, rs.Stale = h.waitCurrent(ctx, totals, stoppedAt, what)
 		start := time.Now()
 		if err := stopped.Start(ctx); err != nil {
 			return rs, fmt.Errorf("starting %s again: %w", stopped.Name, err)
 		}
 		rs.Ready = time.Since(start)
+		// The next leader change takes this one's leader away: it must
+		// follow by then, or the watchers relist.
+		if err := awaitFollowing(ctx, stopped); err != nil {
+			h.R.fail("%s started again but does not follow %s: %v", stopped.Name, h.gridview.Name, err)
+		}
 	} else {
 		start := time.Now()
 		if err := stopped.Start(ctx); err != nil {
 			return rs, fmt.Errorf("restarting %s: %w", stopped.Name, err)
 		}
 		rs.Ready = time.Since(start)
-		rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, start, what, rewatched)
+		rs.Current, rs.Stale = h.waitCurrentAnd(ctx, totals, start, what, func(w *Watcher) bool {
+			return w.watches.Load() > watches[w]
+		})
 	}
 	rs.Relists, rs.Expired = h.totalLists()-lists, h.totalExpired()-expired
 	if rs.Expired > 0 {

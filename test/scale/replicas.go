@@ -135,6 +135,26 @@ func (h *Harness) checkFollower(ctx context.Context) error {
 	return nil
 }
 
+// awaitFollowing waits until a replica follows the leader's inputs, at most
+// 30 s.
+func awaitFollowing(ctx context.Context, r *localcluster.GridviewReplica) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		following, err := metricValue(ctx, r, "gridview_nodeendpoints_following_leader")
+		if err == nil && following == 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gridview_nodeendpoints_following_leader %v (%v) after 30 s", following, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // ownViewsRV reads the resourceVersion of one replica's own views: a
 // replica serves a read marked as forwarded itself.
 func ownViewsRV(ctx context.Context, r *localcluster.GridviewReplica) (string, error) {
