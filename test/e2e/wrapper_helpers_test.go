@@ -38,9 +38,8 @@ const wrapperListen = "127.0.0.1:51006"
 // so that the tests run with exactly that.
 func applyWrapperRBAC(t *testing.T) {
 	t.Helper()
-	rbac := filepath.Join("..", "..", "artifacts", "deploy", "wrapper", "rbac.yaml")
-	if err := localcluster.ApplyFile(context.Background(), cluster.AdminConfig, rbac, "e2e"); err != nil {
-		t.Fatalf("applying %s: %v", rbac, err)
+	if err := cluster.ApplyWrapperRBAC(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -27,6 +27,17 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
+// ApplyWrapperRBAC applies gridview-wrapper's RBAC
+// (artifacts/deploy/wrapper/rbac.yaml), which grants every node
+// (system:nodes) its views: a client that reads as a node needs it, and
+// each one proves the manifest sufficient.
+func (c *Cluster) ApplyWrapperRBAC(ctx context.Context) error {
+	if err := c.applier.applyFile(ctx, filepath.Join(c.opts.RepoRoot, "artifacts", "deploy", "wrapper", "rbac.yaml")); err != nil {
+		return fmt.Errorf("applying gridview-wrapper's RBAC: %w", err)
+	}
+	return nil
+}
+
 // StartWrapper runs gridview-wrapper on the host for node, serving on listen
 // (such as 127.0.0.1:51006) and reading the cluster as its admin, with
 // flags added, and waits until it is ready. Stop stops it, and another may

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
@@ -114,6 +115,9 @@ func (h *Harness) Stop() {
 }
 
 func (h *Harness) startWatchers(ctx context.Context) error {
+	if err := h.grantNodesTheirViews(ctx); err != nil {
+		return err
+	}
 	start := time.Now()
 	for _, w := range h.watchers {
 		w.Start(ctx)
@@ -125,6 +129,29 @@ func (h *Harness) startWatchers(ctx context.Context) error {
 	}
 	h.logf("%d watchers listed and watching in %s", len(h.watchers), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// grantNodesTheirViews applies gridview-wrapper's RBAC, under which the
+// watchers read as their nodes, and waits until kube-apiserver authorizes
+// a node's list: its RBAC authorizer reads bindings from an informer.
+func (h *Harness) grantNodesTheirViews(ctx context.Context) error {
+	if err := h.cluster.ApplyWrapperRBAC(ctx); err != nil {
+		return err
+	}
+	node := h.watchers[0].Node
+	var status string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		resp, err := h.c.getAs(ctx, node, nodeEndpointsPath, url.Values{"fieldSelector": {"nodeName=" + node}, "limit": {"1"}}, EncodingJSON)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return nil
+		}
+		status = resp.Status
+	}
+	return fmt.Errorf("%s may not list its views after gridview-wrapper's RBAC was applied: %s", node, status)
 }
 
 // establishTimeout bounds how long watchers take to establish their watches:

@@ -25,7 +25,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
@@ -94,25 +93,13 @@ func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
 	}
 }
 
-// grantNodesTheirViews grants system:nodes what gridview-wrapper's RBAC
-// does (artifacts/deploy/wrapper/rbac.yaml), for the test's duration.
+// grantNodesTheirViews applies gridview-wrapper's RBAC, which grants
+// every node its views, and waits until kube-apiserver authorizes a node.
 func grantNodesTheirViews(ctx context.Context, t *testing.T) {
 	t.Helper()
-	const name = "e2e-ha-node-views"
-	roles, bindings := kubeClient.RbacV1().ClusterRoles(), kubeClient.RbacV1().ClusterRoleBindings()
-	if _, err := roles.Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"nodeendpoints"}, Verbs: []string{"get", "list", "watch"}}},
-	}, metav1.CreateOptions{}); err != nil {
+	if err := cluster.ApplyWrapperRBAC(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = roles.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	if _, err := bindings.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:nodes"}},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = bindings.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	// RBAC's authorizer reads bindings from an informer.
 	eventually(t, 10*time.Second, "nodes allowed to list their views", func(ctx context.Context) error {
 		_, err := asNode(t, "apf-rbac").TopologyV1alpha1().NodeEndpoints("").List(ctx, metav1.ListOptions{FieldSelector: "nodeName=apf-rbac"})
