@@ -85,6 +85,10 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 				forwardedReads.WithLabelValues("leader").Inc()
 				if resp.StatusCode == http.StatusOK && isWatch(req) {
 					resp.Body = endsCleanly{resp.Body}
+					// The leader's watch is set up: its API Priority and
+					// Fairness bounded that, and this replica's seat
+					// would be held for as long as it is proxied.
+					utilflowcontrol.RequestDelegated(req.Context())
 				}
 				return nil
 			},
@@ -96,9 +100,6 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 				local.ServeHTTP(w, req)
 			},
 		}
-		// The leader's API Priority and Fairness bounds the read; this
-		// replica's would hold a watch's seat for as long as it is proxied.
-		utilflowcontrol.RequestDelegated(req.Context())
 		proxy.ServeHTTP(w, req)
 	})
 }

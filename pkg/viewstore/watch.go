@@ -47,7 +47,7 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 		return nil, err
 	}
 	var snapshot func() []runtime.Object
-	if _, oneNode := f.node(); oneNode || !opts.StartsWithState() {
+	if !StateBuiltAfterWatch(f, opts) {
 		var objects []runtime.Object
 		if opts.StartsWithState() {
 			objects = s.liveReader().objects(f)
@@ -58,6 +58,14 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 		snapshot = func() []runtime.Object { return r.objects(f) }
 	}
 	return s.stream.Watch(ctx, f, opts, snapshot)
+}
+
+// StateBuiltAfterWatch says whether a watch's initial state is built by its
+// watcher after Watch returned, from a snapshot: a watch of more than one
+// node that starts with the state. Any other's work is done by then.
+func StateBuiltAfterWatch(f Filter, opts watchstream.WatchOptions) bool {
+	_, oneNode := f.node()
+	return !oneNode && opts.StartsWithState()
 }
 
 // checkDeparted answers 410 to a watch resumed from before a node it may

@@ -55,8 +55,9 @@ func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
 	watching := make(chan error, nodeWatches)
 	for i := range nodeWatches {
 		node := fmt.Sprintf("apf-%03d", i)
+		client := asNode(t, node)
 		wg.Go(func() {
-			w, err := asNode(t, node).TopologyV1alpha1().NodeEndpoints("").Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + node})
+			w, err := client.TopologyV1alpha1().NodeEndpoints("").Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + node})
 			watching <- err
 			if err == nil {
 				drain(w)

@@ -84,16 +84,20 @@ func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptio
 	if opts == nil {
 		opts = &metainternalversion.ListOptions{}
 	}
-	w, err := s.views.Watch(ctx, filter(ctx, opts), watchstream.WatchOptions{
+	f := filter(ctx, opts)
+	watchOpts := watchstream.WatchOptions{
 		ResourceVersion:   opts.ResourceVersion,
 		SendInitialEvents: opts.SendInitialEvents,
 		Bookmarks:         opts.AllowWatchBookmarks,
-	})
-	if err == nil {
+	}
+	w, err := s.views.Watch(ctx, f, watchOpts)
+	if err == nil && !viewstore.StateBuiltAfterWatch(f, watchOpts) {
 		// API Priority and Fairness holds a watch's seat until its storage
 		// says the watch is set up, as kube-apiserver's storage does; without
 		// this every node's watch would hold one for its whole life, and
-		// the nodes beyond the seats of their priority level would wait.
+		// the nodes beyond the seats of their priority level would wait. A
+		// wide watch whose state its watcher builds keeps its seat: nothing
+		// else bounds that work, and such watches are an operator's few.
 		utilflowcontrol.WatchInitialized(ctx)
 	}
 	return w, err
