@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,10 +74,6 @@ type Feed struct {
 	queue      workqueue.TypedInterface[inputKey]
 	// writing is held by what writes the store: the worker, or Follow.
 	writing sync.Mutex
-	// following is set, under writing, while the store applies another
-	// replica's inputs instead of the informers', from that replica's state
-	// on, and numbers changes as that replica does.
-	following atomic.Bool
 	// applied holds every object as the store has it, so that resyncs and
 	// the initial events after Load cost nothing.
 	applied map[inputKey]metav1.Object
@@ -218,7 +213,7 @@ func keyOf(kind kind, obj metav1.Object) inputKey {
 func (f *Feed) apply(key inputKey) {
 	f.writing.Lock()
 	defer f.writing.Unlock()
-	if f.following.Load() {
+	if f.store.following.Load() {
 		return
 	}
 	obj, err := f.get(key)

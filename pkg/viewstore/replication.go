@@ -113,7 +113,7 @@ func (f *Feed) ServeInputs(ctx context.Context, w io.Writer, flush func(), from 
 // the log's generation and the position the inputs follow.
 func (f *Feed) startServing(out *bufio.Writer, from *Position) (generation, seq, rv uint64, err error) {
 	f.writing.Lock()
-	if f.following.Load() {
+	if f.store.following.Load() {
 		f.writing.Unlock()
 		return 0, 0, 0, ErrFollowing
 	}
@@ -223,7 +223,7 @@ func (r watchedReader) Read(p []byte) (int, error) {
 
 // Following says whether the store holds the leader's state and applies
 // its inputs.
-func (f *Feed) Following() bool { return f.following.Load() }
+func (f *Feed) Following() bool { return f.store.following.Load() }
 
 // divergedError is a store that numbered an input of the leader's otherwise
 // than the leader: it cannot follow.
@@ -244,7 +244,7 @@ func (f *Feed) applyFrame(fr frame, from **Position) error {
 		// From the leader's state on, the informers' events wait: until
 		// then a leader that cannot be read leaves this store current.
 		f.loadAt(fr.seq, fr.rv, fr.state.inputs())
-		f.following.Store(true)
+		f.store.following.Store(true)
 		following.Set(1)
 		klog.InfoS("Loaded the leader's node views", "resourceVersion", fr.rv)
 	case fr.input != nil:
@@ -286,10 +286,10 @@ func (f *Feed) applyInput(in loggedInput) {
 func (f *Feed) stopFollowing() {
 	f.writing.Lock()
 	defer f.writing.Unlock()
-	if !f.following.Load() {
+	if !f.store.following.Load() {
 		return
 	}
-	f.following.Store(false)
+	f.store.following.Store(false)
 	following.Set(0)
 	f.store.numberOnItsOwn()
 	// The log starts again at the jump: a replica that follows this one

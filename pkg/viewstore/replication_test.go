@@ -33,6 +33,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -479,4 +480,48 @@ func leaderState(t *testing.T, leader *replica) []byte {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// TestAFollowerWaitsForAResourceVersionTheLeaderIssued checks a read on a
+// follower from a resourceVersion the leader issued for an input the
+// follower has yet to apply, as when the leader's clients come the moment
+// it goes: the read waits and is served. One beyond anything the leader
+// issued gets "Too large resource version" with a Retry-After, not 410.
+func TestAFollowerWaitsForAResourceVersionTheLeaderIssued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leader, next := newReplica(t), newReplica(t)
+		echo := func(nodes ...string) change {
+			return change{kind: sliceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo-x"}, object: slice("demo", "echo", nodes...)}
+		}
+		for _, r := range []*replica{leader, next} {
+			r.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+			r.write(change{kind: serviceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo"}, object: service("demo", "echo", nil, nil)}, 2)
+			r.write(echo("edge-1"), 3)
+			r.load(t)
+		}
+		stop := next.follow(t, leader)
+		defer stop()
+		synctest.Wait()
+
+		leader.write(echo("edge-1", "edge-2"), 4)
+		leader.feed.apply(inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}})
+		issued := leader.store.resourceVersion()
+		if next.store.resourceVersion() >= issued {
+			t.Fatal("the follower applied the leader's input before the read: the test proves nothing")
+		}
+		rv := strconv.FormatUint(issued, 10)
+		if err := next.store.AwaitFresh(t.Context(), rv, ""); err != nil {
+			t.Fatalf("a read from resourceVersion %s, which the leader issued: %v", rv, err)
+		}
+		w, err := next.store.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: rv})
+		if err != nil {
+			t.Fatalf("a watch from resourceVersion %s, which the leader issued, after the wait: %v", rv, err)
+		}
+		w.Stop()
+
+		beyond := strconv.FormatUint(issued+1<<eventBits, 10)
+		if err := next.store.AwaitFresh(t.Context(), beyond, ""); !storage.IsTooLargeResourceVersion(err) {
+			t.Errorf("a read from resourceVersion %s, which no replica issued: %v, want Too large resource version", beyond, err)
+		}
+	})
 }

@@ -100,6 +100,10 @@ type Store struct {
 	// ownViewsWaited is when the last wait of a moved node's own views for
 	// the others' ended, of those that slept.
 	ownViewsWaited time.Time
+	// following is set, under the feed's writing lock, while the store
+	// applies another replica's inputs instead of the informers', from that
+	// replica's state on, and numbers changes as that replica does.
+	following atomic.Bool
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]

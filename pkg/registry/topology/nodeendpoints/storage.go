@@ -72,6 +72,9 @@ func (s *storage) List(ctx context.Context, opts *metainternalversion.ListOption
 	if opts == nil {
 		opts = &metainternalversion.ListOptions{}
 	}
+	if err := s.views.AwaitFresh(ctx, opts.ResourceVersion, opts.Continue); err != nil {
+		return nil, err
+	}
 	return s.views.List(filter(ctx, opts), viewstore.ListOptions{
 		ResourceVersion: opts.ResourceVersion,
 		Exact:           opts.ResourceVersionMatch == metav1.ResourceVersionMatchExact,
@@ -83,6 +86,9 @@ func (s *storage) List(ctx context.Context, opts *metainternalversion.ListOption
 func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
 	if opts == nil {
 		opts = &metainternalversion.ListOptions{}
+	}
+	if err := s.views.AwaitFresh(ctx, opts.ResourceVersion, ""); err != nil {
+		return nil, err
 	}
 	f := filter(ctx, opts)
 	watchOpts := watchstream.WatchOptions{

@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package viewstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"k8s.io/apiserver/pkg/storage"
+)
+
+// freshWait bounds how long a read waits for a store that follows the
+// leader to reach a resourceVersion the leader issued; freshPoll is how
+// often it looks.
+const (
+	freshWait = 3 * time.Second
+	freshPoll = 5 * time.Millisecond
+)
+
+// AwaitFresh waits, while the store follows the leader, until it reaches
+// the resourceVersion a read names (a resourceVersion, or a continue
+// token's): the leader issued it for an input this replica has yet to
+// apply, as when the leader's clients come here the moment it goes. One
+// still beyond after freshWait is answered as kube-apiserver answers it,
+// "Too large resource version", with a Retry-After. A store that numbers
+// changes on its own answers such a resourceVersion as another process's
+// (410), as before.
+func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken string) error {
+	if !s.following.Load() {
+		return nil
+	}
+	var want uint64
+	if continueToken != "" {
+		token, err := decodeContinue(continueToken)
+		if err != nil {
+			return nil // the read itself says what is wrong
+		}
+		want = token.RV
+	} else if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil {
+		want = rv
+	}
+	deadline := time.Now().Add(freshWait)
+	for {
+		current := s.resourceVersion()
+		if want <= current || !s.following.Load() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return storage.NewTooLargeResourceVersionError(want, current, 1)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(freshPoll):
+		}
+	}
+}
