@@ -26,10 +26,11 @@ import (
 
 // freshWait bounds how long a read waits for a store that follows the
 // leader to reach a resourceVersion the leader issued; freshPoll is how
-// often it looks.
+// often it looks: coarse, since at a takeover every node's watch may wait
+// at once, on the CPUs the store needs to get there.
 const (
 	freshWait = 3 * time.Second
-	freshPoll = 5 * time.Millisecond
+	freshPoll = 50 * time.Millisecond
 )
 
 // AwaitFresh waits, while the store follows the leader, until it reaches
@@ -45,6 +46,9 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 		return nil
 	}
 	var want uint64
+	if continueToken != "" && resourceVersion != "" && resourceVersion != "0" {
+		return nil // the read itself refuses both
+	}
 	if continueToken != "" {
 		token, err := decodeContinue(continueToken)
 		if err != nil {
@@ -55,6 +59,9 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 		want = rv
 	}
 	deadline := time.Now().Add(freshWait)
+	if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
+		deadline = end
+	}
 	for {
 		current := s.resourceVersion()
 		if want <= current || !s.following.Load() {
@@ -65,7 +72,7 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return storage.NewTooLargeResourceVersionError(want, current, 1)
 		case <-time.After(freshPoll):
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -499,18 +500,47 @@ func TestAFollowerWaitsForAResourceVersionTheLeaderIssued(t *testing.T) {
 			r.write(echo("edge-1"), 3)
 			r.load(t)
 		}
-		stop := next.follow(t, leader)
-		defer stop()
+		// Once armed, what the leader sends reaches the follower only when
+		// the gate opens.
+		var armed atomic.Bool
+		gate := make(chan struct{})
+		release := sync.OnceFunc(func() { close(gate) })
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = next.feed.Follow(ctx, func(ctx context.Context, from *Position) (io.ReadCloser, error) {
+				in, out := io.Pipe()
+				go func() { out.CloseWithError(leader.feed.ServeInputs(ctx, out, func() {}, from)) }()
+				return gatedReader{in, &armed, gate}, nil
+			})
+		}()
+		defer func() {
+			release()
+			cancel()
+			<-done
+		}()
 		synctest.Wait()
+		if !next.feed.Following() {
+			t.Fatal("the replica does not follow the leader")
+		}
 
+		armed.Store(true)
 		leader.write(echo("edge-1", "edge-2"), 4)
 		leader.feed.apply(inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}})
 		issued := leader.store.resourceVersion()
-		if next.store.resourceVersion() >= issued {
-			t.Fatal("the follower applied the leader's input before the read: the test proves nothing")
-		}
 		rv := strconv.FormatUint(issued, 10)
-		if err := next.store.AwaitFresh(t.Context(), rv, ""); err != nil {
+		waited := make(chan error, 1)
+		go func() { waited <- next.store.AwaitFresh(t.Context(), rv, "") }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		select {
+		case err := <-waited:
+			t.Fatalf("a read from resourceVersion %s, which the follower has yet to reach, did not wait: %v", rv, err)
+		default:
+		}
+		release()
+		if err := <-waited; err != nil {
 			t.Fatalf("a read from resourceVersion %s, which the leader issued: %v", rv, err)
 		}
 		w, err := next.store.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: rv})
@@ -523,5 +553,24 @@ func TestAFollowerWaitsForAResourceVersionTheLeaderIssued(t *testing.T) {
 		if err := next.store.AwaitFresh(t.Context(), beyond, ""); !storage.IsTooLargeResourceVersion(err) {
 			t.Errorf("a read from resourceVersion %s, which no replica issued: %v, want Too large resource version", beyond, err)
 		}
+		token := continueToken{RV: issued + 1<<eventBits}.encode()
+		if err := next.store.AwaitFresh(t.Context(), "", token); !storage.IsTooLargeResourceVersion(err) {
+			t.Errorf("a page from a continue token at resourceVersion %s, which no replica issued: %v, want Too large resource version", beyond, err)
+		}
 	})
+}
+
+// gatedReader holds what it read, once armed, until gate is closed.
+type gatedReader struct {
+	io.ReadCloser
+	armed *atomic.Bool
+	gate  <-chan struct{}
+}
+
+func (r gatedReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if r.armed.Load() {
+		<-r.gate
+	}
+	return n, err
 }
