@@ -103,6 +103,11 @@ func (r *replica) drain() {
 // follow runs r's feed on the leader's inputs until the returned stop is
 // called, which waits for Follow to return.
 func (r *replica) follow(t *testing.T, leader *replica) (stop func()) {
+	return r.followThrough(t, leader, func(in io.ReadCloser) io.ReadCloser { return in })
+}
+
+// followThrough is follow with what the leader sends read through wrap.
+func (r *replica) followThrough(t *testing.T, leader *replica, wrap func(io.ReadCloser) io.ReadCloser) (stop func()) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
@@ -110,7 +115,7 @@ func (r *replica) follow(t *testing.T, leader *replica) (stop func()) {
 		if err := r.feed.Follow(ctx, func(ctx context.Context, from *Position) (io.ReadCloser, error) {
 			in, out := io.Pipe()
 			go func() { out.CloseWithError(leader.feed.ServeInputs(ctx, out, func() {}, from)) }()
-			return in, nil
+			return wrap(in), nil
 		}); err != nil {
 			t.Errorf("following: %v", err)
 		}
@@ -505,20 +510,10 @@ func TestAFollowerWaitsForAResourceVersionTheLeaderIssued(t *testing.T) {
 		var armed atomic.Bool
 		gate := make(chan struct{})
 		release := sync.OnceFunc(func() { close(gate) })
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = next.feed.Follow(ctx, func(ctx context.Context, from *Position) (io.ReadCloser, error) {
-				in, out := io.Pipe()
-				go func() { out.CloseWithError(leader.feed.ServeInputs(ctx, out, func() {}, from)) }()
-				return gatedReader{in, &armed, gate}, nil
-			})
-		}()
+		stop := next.followThrough(t, leader, func(in io.ReadCloser) io.ReadCloser { return gatedReader{in, &armed, gate} })
 		defer func() {
 			release()
-			cancel()
-			<-done
+			stop()
 		}()
 		synctest.Wait()
 		if !next.feed.Following() {

@@ -175,20 +175,31 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // metric reads one sample of a replica's /metrics, named with its labels as
 // /metrics prints them.
 func metric(ctx context.Context, r *localcluster.GridviewReplica, name string) (float64, error) {
-	client, err := kubernetes.NewForConfig(r.Config())
+	body, err := metricsText(ctx, r)
 	if err != nil {
 		return 0, err
 	}
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("GET /metrics of %s: %w", r.Name, err)
-	}
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		if value, ok := strings.CutPrefix(line, name+" "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(value), 64)
 		}
 	}
 	return 0, fmt.Errorf("%s: %w of %s", r.Name, errNoSample, name)
+}
+
+// metricsText reads a replica's /metrics, unthrottled: tests poll it.
+func metricsText(ctx context.Context, r *localcluster.GridviewReplica) (string, error) {
+	cfg := r.Config()
+	cfg.QPS, cfg.Burst = -1, 0
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("GET /metrics of %s: %w", r.Name, err)
+	}
+	return string(body), nil
 }
 
 // errNoSample: a counter of a vector is served once it counted something.

@@ -130,19 +130,13 @@ func drain(w watch.Interface) {
 // executingSeats sums a replica's apiserver_flowcontrol_current_executing_seats
 // of one priority level, over its flow schemas.
 func executingSeats(ctx context.Context, r *localcluster.GridviewReplica, level string) (float64, error) {
-	cfg := r.Config()
-	cfg.QPS, cfg.Burst = -1, 0
-	client, err := versioned.NewForConfig(cfg)
+	body, err := metricsText(ctx, r)
 	if err != nil {
 		return 0, err
 	}
-	body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("GET /metrics of %s: %w", r.Name, err)
-	}
 	var sum float64
 	found := false
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		if !strings.HasPrefix(line, "apiserver_flowcontrol_current_executing_seats{") || !strings.Contains(line, `priority_level="`+level+`"`) {
 			continue
 		}
