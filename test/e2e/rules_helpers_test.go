@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,6 +64,17 @@ func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 		})
 	}
 	return s
+}
+
+// label sets a label of one of the site's nodes, its value prefixed as
+// newRuleSite prefixes them.
+func (s ruleSite) label(t *testing.T, name, key, value string) {
+	t.Helper()
+	s.nodes[name][key] = s.unit(value)
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, s.nodes[name][key])
+	if _, err := kubeClient.CoreV1().Nodes().Patch(context.Background(), s.node(name), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // createService creates a Service of port 80 in the site's namespace.
@@ -178,6 +190,28 @@ func (k kubeProxy) expect(t *testing.T, ns, service string, want ...string) {
 	expectProgrammed(t, k.n, k.proc, ns, service, 80, slices.Sorted(slices.Values(want)))
 }
 
+// awaitSynced waits until kube-proxy has programmed its first ruleset: it
+// starts its sync loop only after registering for its Node's topology
+// labels.
+func (k kubeProxy) awaitSynced(t *testing.T) {
+	t.Helper()
+	eventually(t, kubeProxyTimeout, "kube-proxy of "+k.n.NodeName+" programming its first ruleset", func(ctx context.Context) error {
+		if err := k.proc.Exited(); err != nil {
+			return err
+		}
+		nftCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		ruleset, err := k.n.NftRuleset(nftCtx)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(ruleset, "table ip kube-proxy {") {
+			return errors.New("no kube-proxy table yet")
+		}
+		return nil
+	})
+}
+
 // startWrappedKubeProxy runs gridview-wrapper and a kube-proxy reading
 // through it in n. The Node's address is the caller's to set.
 func startWrappedKubeProxy(t *testing.T, n *localcluster.NodeNetns) kubeProxy {
@@ -206,6 +240,13 @@ func startProxyPair(t *testing.T, ns, node string) proxyPair {
 	p := proxyPair{direct: kubeProxy{n: direct, proc: startKubeProxy(t, direct, nodeProxierKubeconfig(t, ns))}}
 	p.wrapped = startWrappedKubeProxy(t, nodeNetns(t, node))
 	return p
+}
+
+// awaitSynced waits until both kube-proxies have programmed a ruleset.
+func (p proxyPair) awaitSynced(t *testing.T) {
+	t.Helper()
+	p.direct.awaitSynced(t)
+	p.wrapped.awaitSynced(t)
 }
 
 // expect waits until both kube-proxies send the Service to exactly want.
