@@ -124,6 +124,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.leaderReads.servesWatch = views.ServesWatch
 	if err := installViews(generic); err != nil {
 		return nil, err
 	}

@@ -95,13 +95,18 @@ func apiService(caBundle []byte) runtime.Object {
 	}}
 }
 
+// followerHolds is a resourceVersion the follower serves watches from.
+const followerHolds = "7"
+
 // follower is a replica that does not lead: leaderAt is where the Lease
 // says the leader is, trusted by caBundle.
 func follower(t *testing.T, leaderAt string, caBundle []byte, local http.Handler) *httptest.Server {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, nil, apiService(caBundle))
-	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" }}
+	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
+		// It holds the history from resourceVersion 7 on, no further back.
+		servesWatch: func(resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
 	resolver := &genericapirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 	handler := reads.wrap(local)
@@ -133,6 +138,10 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 		{name: "list", method: http.MethodGet, path: views + "?fieldSelector=nodeName%3Dn1", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "get", method: http.MethodGet, path: views + "/n1..s1", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "watch", method: http.MethodGet, path: views + "?watch=true", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
+		{name: "a watch from the follower's history", method: http.MethodGet, path: views + "?watch=true&resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "local"},
+		{name: "a watch from before the follower's history", method: http.MethodGet, path: views + "?watch=true&resourceVersion=3", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
+		{name: "a list at a resourceVersion the follower holds", method: http.MethodGet, path: views + "?resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
+		{name: "a get at a resourceVersion the follower holds", method: http.MethodGet, path: views + "/n1..s1?resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "cluster-wide list", method: http.MethodGet, path: "/apis/topology.gridview.io/v1alpha1/nodeendpoints", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "ServiceGrids are in the shared etcd", method: http.MethodGet, path: "/apis/topology.gridview.io/v1alpha1/namespaces/default/servicegrids", leaderAt: leaderAt, caBundle: caBundle, want: "local"},
 		{name: "a write is never forwarded", method: http.MethodPost, path: views, leaderAt: leaderAt, caBundle: caBundle, want: "local"},

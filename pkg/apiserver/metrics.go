@@ -24,12 +24,13 @@ import (
 )
 
 // forwardedReads counts the NodeEndpoints reads a replica that does not lead
-// handled: "leader" sent to the leader, "local" served here because the
-// leader did not answer. A growing "local" means clients of this replica
-// relist when they next reach the leader.
+// handled: "leader" sent to the leader, "follower" watches served here from
+// the history this replica keeps as the leader's follower, "local" served
+// here because the leader did not answer. A growing "local" means clients of
+// this replica relist when they next reach the leader.
 var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
 	Subsystem: "gridview_apiserver", Name: "leader_reads_total", StabilityLevel: metrics.ALPHA,
-	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader) or served itself because the leader did not answer (local).",
+	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader), served itself as the leader's follower (follower) or served itself because the leader did not answer (local).",
 }, []string{"served_by"})
 
 // leading says which replica answers every replica's reads of NodeEndpoints

@@ -77,3 +77,25 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 		}
 	}
 }
+
+// ServesWatch says whether a replica that follows the leader serves a watch
+// from resourceVersion itself rather than on the leader: a watch from any
+// state ("0"), or one from a resourceVersion it reached and its history
+// still holds, whose changes it numbered as the leader did. A watch from
+// the latest state (""), from a resourceVersion it has yet to reach, or from
+// before it loaded the leader's state, is the leader's to serve.
+func (s *Store) ServesWatch(resourceVersion string) bool {
+	if !s.following.Load() {
+		return false
+	}
+	if resourceVersion == "0" {
+		return true
+	}
+	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
+	if err != nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.stream != nil && s.stream.Resumable(rv)
+}

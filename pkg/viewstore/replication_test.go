@@ -569,3 +569,57 @@ func (r gatedReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// A follower serves a watch itself only where it answers as the leader
+// would: from any state, or from a resourceVersion it reached since it
+// loaded the leader's state; and none once it numbers changes on its own.
+func TestAFollowerServesTheWatchesItHoldsTheHistoryOf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leader, next := newReplica(t), newReplica(t)
+		echoKey := inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}}
+		echo := func(rv int, nodes ...string) {
+			leader.write(change{kind: sliceKind, key: echoKey.NamespacedName, object: slice("demo", "echo", nodes...)}, rv)
+			leader.feed.apply(echoKey)
+		}
+		leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+		leader.write(change{kind: serviceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo"}, object: service("demo", "echo", nil, nil)}, 2)
+		leader.load(t)
+		next.load(t)
+		echo(3, "edge-1")
+		beforeLoad := leader.store.resourceVersion()
+		echo(4, "edge-1", "edge-2")
+		stop := next.follow(t, leader)
+		defer stop()
+		synctest.Wait()
+		loaded := next.store.resourceVersion()
+		echo(5, "edge-1", "edge-2", "edge-3")
+		synctest.Wait()
+		reached := next.store.resourceVersion()
+		if !next.feed.Following() || loaded <= beforeLoad || reached <= loaded {
+			t.Fatalf("following %v, resourceVersions %d before the load, %d loaded, %d reached: the test proves nothing",
+				next.feed.Following(), beforeLoad, loaded, reached)
+		}
+		format := func(rv uint64) string { return strconv.FormatUint(rv, 10) }
+		for _, tc := range []struct {
+			name, resourceVersion string
+			want                  bool
+		}{
+			{name: "any state", resourceVersion: "0", want: true},
+			{name: "the latest state", resourceVersion: ""},
+			{name: "the loaded state", resourceVersion: format(loaded), want: true},
+			{name: "a change since", resourceVersion: format(reached), want: true},
+			{name: "before the load", resourceVersion: format(beforeLoad)},
+			{name: "not reached yet", resourceVersion: format(reached + 1)},
+			{name: "malformed", resourceVersion: "x"},
+		} {
+			// No t.Run: a synctest bubble cannot start subtests.
+			if got := next.store.ServesWatch(tc.resourceVersion); got != tc.want {
+				t.Errorf("%s: ServesWatch(%q) = %v, want %v", tc.name, tc.resourceVersion, got, tc.want)
+			}
+		}
+		stop()
+		if next.store.ServesWatch(format(reached)) {
+			t.Errorf("a replica that numbers changes on its own serves watches as a follower")
+		}
+	})
+}

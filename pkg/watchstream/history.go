@@ -93,13 +93,8 @@ func (h *history) forgetGaps() {
 // first; false when the history no longer reaches back to rv, or rv is one
 // it skipped.
 func (h *history) after(rv uint64) ([]Entry, bool) {
-	if rv < h.since {
+	if !h.reaches(rv) {
 		return nil, false
-	}
-	for _, g := range h.gaps {
-		if rv > g.from && rv < g.to {
-			return nil, false
-		}
 	}
 	at := func(i int) Entry { return h.entries[(h.start+i)%len(h.entries)] }
 	first := sort.Search(h.count, func(i int) bool { return at(i).ResourceVersion() > rv })
@@ -108,4 +103,18 @@ func (h *history) after(rv uint64) ([]Entry, bool) {
 		out = append(out, at(i))
 	}
 	return out, true
+}
+
+// reaches says whether the history holds every change after resourceVersion
+// rv: it reaches back to rv, and rv is not one it skipped.
+func (h *history) reaches(rv uint64) bool {
+	if rv < h.since {
+		return false
+	}
+	for _, g := range h.gaps {
+		if rv > g.from && rv < g.to {
+			return false
+		}
+	}
+	return true
 }

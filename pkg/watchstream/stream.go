@@ -152,6 +152,13 @@ func (s *Stream) Oldest() uint64 {
 	return s.history.since
 }
 
+// Resumable says whether a watch from resourceVersion rv resumes here
+// without waiting and without 410: rv is one this stream reached, and its
+// history still holds what followed it.
+func (s *Stream) Resumable(rv uint64) bool {
+	return rv <= s.rv && s.history.reaches(rv)
+}
+
 // RV is the resourceVersion of the latest change.
 func (s *Stream) RV() uint64 { return s.rv }
 

@@ -36,7 +36,8 @@ import (
 // gridview-wrapper following its node through the aggregator, which picks a
 // replica per request, lists each upstream resource once and never again
 // through churn and watches that time out: its re-watches of NodeEndpoints
-// that reach the replica that does not lead are sent on to the leader, so
+// that reach the replica that does not lead are served there, from the
+// history it keeps as the leader's follower, or sent on to the leader, so
 // they resume where the last watch ended. What it serves ends equal to a
 // fresh list. The wrapper takes client-go's WatchListClient gate from its
 // environment: on, its first list of each resource is a streaming one.
@@ -54,24 +55,18 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			s := newSite(t)
 			leader := settledLeader(t)
 			defer leader.check(t)
-			forwardedBefore, localBefore := leaderReads(t, "leader"), leaderReads(t, "local")
+			servedBefore, localBefore := leaderReads(t, "follower"), leaderReads(t, "local")
 			w := startHostWrapper(t, s.node("a1"), "--upstream-watch-timeout", watchTimeout.String())
 
-			changes, churned := s.churnThroughTheFollower(ctx, t, churn, forwardedBefore)
+			changes, churned := s.churnThroughTheFollower(ctx, t, churn, servedBefore)
 			eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
 				return wrapperEqualsList(ctx, w, s.ns, s.node("a1"))
 			})
-			// The aggregator sent some of the wrapper's reads to the replica
-			// that does not lead, and it sent them on to the leader.
-			if forwarded := leaderReads(t, "leader") - forwardedBefore; forwarded == 0 {
-				t.Errorf("no read was forwarded to the leader: the aggregator picked the leader every time, the test proves little")
-			}
-			if local := leaderReads(t, "local") - localBefore; local != 0 {
-				t.Errorf("%v reads were served by a replica that does not lead", local)
-			}
+			served := followerServed(t, servedBefore, localBefore)
 			watches := w.counts(t, "gridview_wrapper_upstream_watches_total")
 			lists := w.counts(t, "gridview_wrapper_upstream_lists_total")
-			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v, lists %v", changes, churned.Round(time.Second), watchTimeout, watches, lists)
+			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v (%v of NodeEndpoints served by the follower), lists %v",
+				changes, churned.Round(time.Second), watchTimeout, watches, served, lists)
 			if watches["nodeendpoints"] < 3 {
 				t.Errorf("%v watches of NodeEndpoints: the wrapper hardly re-watched, the test proves little", watches["nodeendpoints"])
 			}
