@@ -27,6 +27,8 @@ import (
 
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 	"k8s.io/klog/v2"
+
+	"github.com/gridview/gridview/pkg/viewstore"
 )
 
 // forwardedByHeader marks a read one replica forwarded to another. The
@@ -68,6 +70,11 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 		leader, ok := f.leaderFor(req)
 		if !ok {
 			local.ServeHTTP(w, req)
+			return
+		}
+		if f.servesAsFollower(req) {
+			forwardedReads.WithLabelValues("follower").Inc()
+			local.ServeHTTP(w, req.WithContext(viewstore.AsFollower(req.Context())))
 			return
 		}
 		transport, err := f.trust.Load().roundTripper(req.Context())
@@ -137,17 +144,17 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 		return "", false
 	}
 	switch info.Verb {
-	case "get", "list":
+	case "get", "list", "watch":
 		return f.leader()
-	case "watch":
-		leader, ok := f.leader()
-		if ok && f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion")) {
-			forwardedReads.WithLabelValues("follower").Inc()
-			return "", false
-		}
-		return leader, ok
 	}
 	return "", false
+}
+
+// servesAsFollower says whether a read that leaderFor sends to the leader is
+// a watch this replica serves itself, as the leader's follower.
+func (f *leaderReads) servesAsFollower(req *http.Request) bool {
+	info, ok := nodeEndpointsRequest(req)
+	return ok && info.Verb == "watch" && f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
 }
 
 func isWatch(req *http.Request) bool {

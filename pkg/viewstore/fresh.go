@@ -21,7 +21,10 @@ import (
 	"strconv"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apiserver/pkg/storage"
+
+	"github.com/gridview/gridview/pkg/watchstream"
 )
 
 // freshWait bounds how long a read waits for a store that follows the
@@ -81,21 +84,50 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 // ServesWatch says whether a replica that follows the leader serves a watch
 // from resourceVersion itself rather than on the leader: a watch from any
 // state ("0"), or one from a resourceVersion it reached and its history
-// still holds, whose changes it numbered as the leader did. A watch from
-// the latest state (""), from a resourceVersion it has yet to reach, or from
-// before it loaded the leader's state, is the leader's to serve.
+// still holds, whose changes it numbers as the leader did. A watch from the
+// latest state (""), from a resourceVersion it has yet to reach, or from
+// before it loaded the leader's state, is the leader's to serve. The caller
+// marks such a watch's context with AsFollower.
 func (s *Store) ServesWatch(resourceVersion string) bool {
 	if !s.following.Load() {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.servesWatch(resourceVersion)
+}
+
+// servesWatch is ServesWatch under the store's lock.
+func (s *Store) servesWatch(resourceVersion string) bool {
+	if !s.following.Load() || s.stream == nil {
 		return false
 	}
 	if resourceVersion == "0" {
 		return true
 	}
 	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
-	if err != nil {
-		return false
+	return err == nil && s.stream.Resumable(rv)
+}
+
+type asFollowerKey struct{}
+
+// AsFollower marks a watch that ServesWatch gave this replica.
+func AsFollower(ctx context.Context) context.Context {
+	return context.WithValue(ctx, asFollowerKey{}, true)
+}
+
+// errNoLongerFollowing answers a watch given to this replica as the leader's
+// follower that, by the time it started, the replica no longer served: it
+// stopped following, or loaded a new state of the leader's. A 429 has
+// client-go watch again, from the same resourceVersion, where another error
+// would have it list again.
+var errNoLongerFollowing = apierrors.NewTooManyRequests("this replica stopped following the leader, or loaded its state again, as the watch started: watch again", 1)
+
+// checkStillFollowing refuses, under the store's lock, a watch marked
+// AsFollower that the store no longer serves as the leader's follower.
+func (s *Store) checkStillFollowing(ctx context.Context, opts watchstream.WatchOptions) error {
+	if marked, _ := ctx.Value(asFollowerKey{}).(bool); marked && !s.servesWatch(opts.ResourceVersion) {
+		return errNoLongerFollowing
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.stream != nil && s.stream.Resumable(rv)
+	return nil
 }

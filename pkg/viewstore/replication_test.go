@@ -617,9 +617,35 @@ func TestAFollowerServesTheWatchesItHoldsTheHistoryOf(t *testing.T) {
 				t.Errorf("%s: ServesWatch(%q) = %v, want %v", tc.name, tc.resourceVersion, got, tc.want)
 			}
 		}
+		served, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)})
+		if err != nil {
+			t.Fatalf("a watch from resourceVersion %d, served as the leader's follower: %v", reached, err)
+		}
+		defer served.Stop()
+
 		stop()
 		if next.store.ServesWatch(format(reached)) {
 			t.Errorf("a replica that numbers changes on its own serves watches as a follower")
+		}
+		// What it served as a follower ends, before it numbers a change on
+		// its own; one that ServesWatch gave it just before is refused, to
+		// be watched again.
+		synctest.Wait()
+		select {
+		case ev, open := <-served.ResultChan():
+			if open {
+				t.Errorf("the watch served as the leader's follower got %s %v, want its end", ev.Type, ev.Object)
+			}
+		default:
+			t.Errorf("the watch served as the leader's follower goes on after the replica stopped following")
+		}
+		if _, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); !apierrors.IsTooManyRequests(err) {
+			t.Errorf("a watch given to the replica as the leader's follower, started after it stopped following: %v, want 429", err)
+		}
+		if w, err := next.store.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); err != nil {
+			t.Errorf("a watch from resourceVersion %d on the replica that numbers on its own: %v", reached, err)
+		} else {
+			w.Stop()
 		}
 	})
 }

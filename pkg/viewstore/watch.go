@@ -43,6 +43,9 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 	if s.closed {
 		return nil, errClosed
 	}
+	if err := s.checkStillFollowing(ctx, opts); err != nil {
+		return nil, err
+	}
 	if err := s.checkDeparted(f, opts); err != nil {
 		return nil, err
 	}

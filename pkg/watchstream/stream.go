@@ -321,8 +321,9 @@ func (s *Stream) Watch(ctx context.Context, f Filter, opts WatchOptions, snapsho
 	return w, nil
 }
 
-// Close ends every watch: at shutdown, so that the server does not wait on
-// streams that would never end. Clients re-watch elsewhere or later.
+// Close ends every watch started so far: at shutdown, so that the server
+// does not wait on streams that would never end, or when the owner's state
+// or numbering changes under them. Clients re-watch elsewhere or later.
 func (s *Stream) Close() {
 	s.watchers.stopAll()
 }
