@@ -19,6 +19,7 @@ package scale
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ type Follower struct {
 	// Its views' resourceVersion and the leader's, once both were quiet:
 	// equal when it numbered every change as the leader did.
 	RV, LeaderRV string
+	// The watches it served itself, as the leader's follower, and the reads
+	// it sent to the leader.
+	WatchesServed, ReadsForwarded float64
 }
 
 // leaderTimeout bounds how long the harness waits for one replica to lead:
@@ -127,8 +131,14 @@ func (h *Harness) checkFollower(ctx context.Context) error {
 		return err
 	}
 	f.RSS, f.PeakRSS, f.CPU = st.RSS, st.PeakRSS, st.CPU
-	h.logf("%s: following the leader %t, resourceVersion %s (the leader's %s), RSS %s (peak %s), %.1f CPU-s",
-		f.Name, f.Following, f.RV, f.LeaderRV, mb(f.RSS), mb(f.PeakRSS), f.CPU.Seconds())
+	if f.WatchesServed, err = metricValue(ctx, follower, `gridview_apiserver_leader_reads_total{served_by="follower"}`); err != nil && !errors.Is(err, errNoSample) {
+		return err
+	}
+	if f.ReadsForwarded, err = metricValue(ctx, follower, `gridview_apiserver_leader_reads_total{served_by="leader"}`); err != nil && !errors.Is(err, errNoSample) {
+		return err
+	}
+	h.logf("%s: following the leader %t, resourceVersion %s (the leader's %s), RSS %s (peak %s), %.1f CPU-s; %.0f watches served itself, %.0f reads sent to the leader",
+		f.Name, f.Following, f.RV, f.LeaderRV, mb(f.RSS), mb(f.PeakRSS), f.CPU.Seconds(), f.WatchesServed, f.ReadsForwarded)
 	if !f.Following || f.RV != f.LeaderRV {
 		h.R.fail("%s does not number changes as the leader %s: following %t, resourceVersion %s, the leader's %s", f.Name, h.gridview.Name, f.Following, f.RV, f.LeaderRV)
 	}
@@ -191,14 +201,19 @@ func metricValue(ctx context.Context, r *localcluster.GridviewReplica, name stri
 	return value, nil
 }
 
-// sample reads an unlabelled sample of a /metrics text.
+// errNoSample is a metric without a sample: a counter of labels never
+// counted.
+var errNoSample = errors.New("no sample")
+
+// sample reads a sample of a /metrics text, named with its labels as the
+// text writes them.
 func sample(text []byte, name string) (float64, error) {
 	for line := range strings.Lines(string(text)) {
 		if value, ok := strings.CutPrefix(line, name+" "); ok {
 			return strconv.ParseFloat(strings.TrimSpace(value), 64)
 		}
 	}
-	return 0, fmt.Errorf("no sample of %s", name)
+	return 0, fmt.Errorf("%w of %s", errNoSample, name)
 }
 
 // replicaStat reads a replica's memory and CPU.

@@ -156,8 +156,8 @@ func (r *Results) rows() []row {
 			fmt.Sprintf("%s; %.1f MB", mb(r.WrapperRSS), float64(r.WrapperBytes)/1e6), "≤ 64 MB", verdict(true, r.WrapperRSS <= 64*mib)})
 	}
 	if f := r.Follower; f != nil {
-		rows = append(rows, row{f.Name + ", following the leader: RSS after churn (peak); CPU-s since its start; resourceVersion vs the leader's",
-			fmt.Sprintf("%s (%s); %.1f; %s vs %s (following: %t)", mb(f.RSS), mb(f.PeakRSS), f.CPU.Seconds(), f.RV, f.LeaderRV, f.Following),
+		rows = append(rows, row{f.Name + ", following the leader: RSS after churn (peak); CPU-s since its start; resourceVersion vs the leader's; watches it served, reads it sent to the leader",
+			fmt.Sprintf("%s (%s); %.1f; %s vs %s (following: %t); %.0f, %.0f", mb(f.RSS), mb(f.PeakRSS), f.CPU.Seconds(), f.RV, f.LeaderRV, f.Following, f.WatchesServed, f.ReadsForwarded),
 			"equal", verdict(true, f.Following && f.RV == f.LeaderRV)})
 	}
 	for _, rs := range r.Restarts {
