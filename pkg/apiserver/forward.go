@@ -153,8 +153,7 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 // servesAsFollower says whether a read that leaderFor sends to the leader is
 // a watch this replica serves itself, as the leader's follower.
 func (f *leaderReads) servesAsFollower(req *http.Request) bool {
-	info, ok := nodeEndpointsRequest(req)
-	return ok && info.Verb == "watch" && f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
+	return isWatch(req) && f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
 }
 
 func isWatch(req *http.Request) bool {
