@@ -43,10 +43,10 @@ const forwardedByHeader = "X-Gridview-Forwarded-By"
 // and a moment after the leader: a client whose list went to one replica and
 // whose re-watch goes to another (the aggregator picks an endpoint per
 // request) must never get 410 and relist its whole view. So gets and lists
-// go to the leader, and so do watches, except those that resume from a
-// resourceVersion the follower reached and still holds the history of:
-// most of them, every node's re-watch after its watch timed out, which the
-// follower then serves without a hop and without the leader's CPU. A read
+// go to the leader, and so do watches, except those from "0" or that resume
+// from a resourceVersion the follower reached and still holds the history
+// of: most of them, every node's re-watch after its watch timed out, which
+// the follower then serves without a hop and without the leader's CPU. A read
 // that cannot reach the leader is served here: a 410 and a relist are better
 // than no answer.
 type leaderReads struct {
@@ -57,6 +57,10 @@ type leaderReads struct {
 	// servesWatch says whether this replica serves a watch from a
 	// resourceVersion itself; set by New, before the server serves.
 	servesWatch func(resourceVersion string) bool
+	// followed is the address of the leader whose inputs this replica
+	// follows, nil when it follows none: it serves watches as a follower
+	// only while that one still leads.
+	followed atomic.Pointer[string]
 	// trust is set once the server's clients exist; until then reads are
 	// served here.
 	trust atomic.Pointer[peerTrust]
@@ -72,7 +76,7 @@ func (f *leaderReads) wrap(local http.Handler) http.Handler {
 			local.ServeHTTP(w, req)
 			return
 		}
-		if f.servesAsFollower(req) {
+		if f.servesAsFollower(req, leader) {
 			forwardedReads.WithLabelValues("follower").Inc()
 			local.ServeHTTP(w, req.WithContext(viewstore.AsFollower(req.Context())))
 			return
@@ -150,10 +154,12 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 	return "", false
 }
 
-// servesAsFollower says whether a read that leaderFor sends to the leader is
-// a watch this replica serves itself, as the leader's follower.
-func (f *leaderReads) servesAsFollower(req *http.Request) bool {
-	return isWatch(req) && f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
+// servesAsFollower says whether a read that leaderFor sends to leader is a
+// watch this replica serves itself, as that leader's follower.
+func (f *leaderReads) servesAsFollower(req *http.Request, leader string) bool {
+	followed := f.followed.Load()
+	return followed != nil && *followed == leader && isWatch(req) &&
+		f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
 }
 
 func isWatch(req *http.Request) bool {

@@ -102,12 +102,22 @@ const followerHolds = "7"
 // says the leader is, trusted by caBundle.
 func follower(t *testing.T, leaderAt string, caBundle []byte, local http.Handler) *httptest.Server {
 	t.Helper()
+	return followerOf(t, leaderAt, leaderAt, caBundle, local)
+}
+
+// followerOf is a follower whose views follow the inputs of the replica at
+// followedAt, which may no longer lead.
+func followerOf(t *testing.T, leaderAt, followedAt string, caBundle []byte, local http.Handler) *httptest.Server {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, nil, apiService(caBundle))
 	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
 		// It holds the history from resourceVersion 7 on, no further back.
 		servesWatch: func(resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
+	if followedAt != "" {
+		reads.followed.Store(&followedAt)
+	}
 	resolver := &genericapirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
 	handler := reads.wrap(local)
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -132,13 +142,18 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 		name, method, path string
 		header             http.Header
 		leaderAt           string
-		caBundle           []byte
-		want               string
+		// followedAt is the replica whose inputs the follower follows;
+		// empty: the leader's.
+		followedAt string
+		caBundle   []byte
+		want       string
 	}{
 		{name: "list", method: http.MethodGet, path: views + "?fieldSelector=nodeName%3Dn1", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "get", method: http.MethodGet, path: views + "/n1..s1", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "watch", method: http.MethodGet, path: views + "?watch=true", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "a watch from the follower's history", method: http.MethodGet, path: views + "?watch=true&resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "local"},
+		{name: "a watch from the history of a leader that no longer leads", method: http.MethodGet, path: views + "?watch=true&resourceVersion=" + followerHolds,
+			leaderAt: leaderAt, followedAt: "10.0.0.9:443", caBundle: caBundle, want: "leader"},
 		{name: "a watch from before the follower's history", method: http.MethodGet, path: views + "?watch=true&resourceVersion=3", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "a list at a resourceVersion the follower holds", method: http.MethodGet, path: views + "?resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 		{name: "a get at a resourceVersion the follower holds", method: http.MethodGet, path: views + "/n1..s1?resourceVersion=" + followerHolds, leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
@@ -158,7 +173,11 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 		{name: "a 404 is about the read", method: http.MethodGet, path: views + "/n1..s9?status=404", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			server := follower(t, tc.leaderAt, tc.caBundle, &servedBy{name: "local"})
+			followedAt := tc.followedAt
+			if followedAt == "" {
+				followedAt = tc.leaderAt
+			}
+			server := followerOf(t, tc.leaderAt, followedAt, tc.caBundle, &servedBy{name: "local"})
 			req, err := http.NewRequest(tc.method, server.URL+tc.path, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -120,19 +120,24 @@ func (n *numbering) follow(ctx context.Context) {
 		if !ok || n.reads.trust.Load() == nil {
 			return false, nil
 		}
-		following, stop := context.WithCancel(ctx)
+		following, stop := context.WithCancelCause(ctx)
 		go func() {
+			var cause error
 			_ = wait.PollUntilContextCancel(following, 500*time.Millisecond, false, func(context.Context) (bool, error) {
-				now, ok := n.leadership.leaderAddress()
-				return !ok || now != leader, nil
+				now, another := n.leadership.leaderAddress()
+				var ends bool
+				ends, cause = followingEnds(leader, now, another)
+				return ends, nil
 			})
-			stop()
+			stop(cause)
 		}()
 		klog.InfoS("Following the leader's inputs", "leader", leader)
+		n.reads.followed.Store(&leader)
 		err := n.feed.Follow(following, func(ctx context.Context, from *viewstore.Position) (io.ReadCloser, error) {
 			return openInputs(ctx, n.reads.trust.Load(), leader, from)
 		})
-		stop()
+		n.reads.followed.Store(nil)
+		stop(nil)
 		n.tried.Store(true)
 		if err != nil {
 			klog.ErrorS(err, "Stopped following the leader's inputs", "leader", leader)
@@ -145,6 +150,19 @@ func (n *numbering) follow(ctx context.Context) {
 		}
 		return false, nil
 	})
+}
+
+// followingEnds says whether following leader ends now that the Lease
+// names now (ok: another replica holds it), and why: ErrAnotherLeads when
+// neither the leader followed nor this replica leads.
+func followingEnds(leader, now string, ok bool) (bool, error) {
+	switch {
+	case !ok:
+		return true, nil
+	case now != leader:
+		return true, viewstore.ErrAnotherLeads
+	}
+	return false, nil
 }
 
 // openInputs reads the leader's inputs from a position, with this replica's

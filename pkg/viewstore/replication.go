@@ -46,6 +46,12 @@ type Position struct{ Seq, RV uint64 }
 // another, before anything is written.
 var ErrFollowing = errors.New("this replica follows another: read the leader's inputs")
 
+// ErrAnotherLeads ends following because a replica other than the one
+// followed, and other than this one, leads now: this store will follow it
+// and load its state, and what it numbers on its own meanwhile means
+// nothing to that replica.
+var ErrAnotherLeads = errors.New("another replica leads now")
+
 // ErrNotLoaded refuses a read of the inputs of a replica whose views are not
 // loaded yet: its state would be empty.
 var ErrNotLoaded = errors.New("this replica's node views are not loaded yet")
@@ -150,8 +156,10 @@ const followGrace = 3 * time.Second
 // instead of the informers', from the leader's state on, until ctx ends or
 // the leader cannot be read for followGrace. Then the store applies the informers' state and numbers
 // changes on its own, past anything the leader may have numbered since.
+// A ctx cancelled with ErrAnotherLeads as its cause ends the watches the
+// store served meanwhile.
 func (f *Feed) Follow(ctx context.Context, open func(ctx context.Context, from *Position) (io.ReadCloser, error)) error {
-	defer f.stopFollowing()
+	defer func() { f.stopFollowing(errors.Is(context.Cause(ctx), ErrAnotherLeads)) }()
 	var from *Position
 	failingSince := time.Time{}
 	for ctx.Err() == nil {
@@ -283,7 +291,7 @@ func (f *Feed) applyInput(in loggedInput) {
 
 // stopFollowing makes the store number changes on its own again and applies
 // the informers' state, which waited while it followed.
-func (f *Feed) stopFollowing() {
+func (f *Feed) stopFollowing(endWatches bool) {
 	f.writing.Lock()
 	defer f.writing.Unlock()
 	if !f.store.following.Load() {
@@ -291,7 +299,7 @@ func (f *Feed) stopFollowing() {
 	}
 	f.store.following.Store(false)
 	following.Set(0)
-	f.store.numberOnItsOwn()
+	f.store.numberOnItsOwn(endWatches)
 	// The log starts again at the jump: a replica that follows this one
 	// loads the state at the resourceVersion it numbers on from.
 	seq, _ := f.log.position()

@@ -108,7 +108,14 @@ func (r *replica) follow(t *testing.T, leader *replica) (stop func()) {
 
 // followThrough is follow with what the leader sends read through wrap.
 func (r *replica) followThrough(t *testing.T, leader *replica, wrap func(io.ReadCloser) io.ReadCloser) (stop func()) {
-	ctx, cancel := context.WithCancel(t.Context())
+	stopWith := r.followStoppedBy(t, leader, wrap)
+	return func() { stopWith(nil) }
+}
+
+// followStoppedBy is followThrough stopped with a cause, as the server stops
+// following when the Lease moves.
+func (r *replica) followStoppedBy(t *testing.T, leader *replica, wrap func(io.ReadCloser) io.ReadCloser) (stop func(cause error)) {
+	ctx, cancel := context.WithCancelCause(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -120,8 +127,8 @@ func (r *replica) followThrough(t *testing.T, leader *replica, wrap func(io.Read
 			t.Errorf("following: %v", err)
 		}
 	}()
-	return func() {
-		cancel()
+	return func(cause error) {
+		cancel(cause)
 		<-done
 	}
 }
@@ -573,79 +580,98 @@ func (r gatedReader) Read(p []byte) (int, error) {
 // A follower serves a watch itself only where it answers as the leader
 // would: from any state, or from a resourceVersion it reached since it
 // loaded the leader's state; and none once it numbers changes on its own.
+// The watches it served end when another replica leads, and go on when it
+// may lead itself.
 func TestAFollowerServesTheWatchesItHoldsTheHistoryOf(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		leader, next := newReplica(t), newReplica(t)
-		echoKey := inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}}
-		echo := func(rv int, nodes ...string) {
-			leader.write(change{kind: sliceKind, key: echoKey.NamespacedName, object: slice("demo", "echo", nodes...)}, rv)
-			leader.feed.apply(echoKey)
-		}
-		leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
-		leader.write(change{kind: serviceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo"}, object: service("demo", "echo", nil, nil)}, 2)
-		leader.load(t)
-		next.load(t)
-		echo(3, "edge-1")
-		beforeLoad := leader.store.resourceVersion()
-		echo(4, "edge-1", "edge-2")
-		stop := next.follow(t, leader)
-		defer stop()
-		synctest.Wait()
-		loaded := next.store.resourceVersion()
-		echo(5, "edge-1", "edge-2", "edge-3")
-		synctest.Wait()
-		reached := next.store.resourceVersion()
-		if !next.feed.Following() || loaded <= beforeLoad || reached <= loaded {
-			t.Fatalf("following %v, resourceVersions %d before the load, %d loaded, %d reached: the test proves nothing",
-				next.feed.Following(), beforeLoad, loaded, reached)
-		}
-		format := func(rv uint64) string { return strconv.FormatUint(rv, 10) }
-		for _, tc := range []struct {
-			name, resourceVersion string
-			want                  bool
-		}{
-			{name: "any state", resourceVersion: "0", want: true},
-			{name: "the latest state", resourceVersion: ""},
-			{name: "the loaded state", resourceVersion: format(loaded), want: true},
-			{name: "a change since", resourceVersion: format(reached), want: true},
-			{name: "before the load", resourceVersion: format(beforeLoad)},
-			{name: "not reached yet", resourceVersion: format(reached + 1)},
-			{name: "malformed", resourceVersion: "x"},
-		} {
-			// No t.Run: a synctest bubble cannot start subtests.
-			if got := next.store.ServesWatch(tc.resourceVersion); got != tc.want {
-				t.Errorf("%s: ServesWatch(%q) = %v, want %v", tc.name, tc.resourceVersion, got, tc.want)
-			}
-		}
-		served, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)})
-		if err != nil {
-			t.Fatalf("a watch from resourceVersion %d, served as the leader's follower: %v", reached, err)
-		}
-		defer served.Stop()
+	for _, tc := range []struct {
+		name    string
+		cause   error
+		wantEnd bool
+	}{
+		{name: "another replica leads", cause: ErrAnotherLeads, wantEnd: true},
+		{name: "this replica may lead", cause: nil, wantEnd: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { followerServesWatches(t, tc.cause, tc.wantEnd) })
+		})
+	}
+}
 
-		stop()
-		if next.store.ServesWatch(format(reached)) {
-			t.Errorf("a replica that numbers changes on its own serves watches as a follower")
+func followerServesWatches(t *testing.T, cause error, wantEnd bool) {
+	leader, next := newReplica(t), newReplica(t)
+	echoKey := inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}}
+	echo := func(rv int, nodes ...string) {
+		leader.write(change{kind: sliceKind, key: echoKey.NamespacedName, object: slice("demo", "echo", nodes...)}, rv)
+		leader.feed.apply(echoKey)
+	}
+	leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+	leader.write(change{kind: serviceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo"}, object: service("demo", "echo", nil, nil)}, 2)
+	leader.load(t)
+	next.load(t)
+	echo(3, "edge-1")
+	beforeLoad := leader.store.resourceVersion()
+	echo(4, "edge-1", "edge-2")
+	stop := next.followStoppedBy(t, leader, func(in io.ReadCloser) io.ReadCloser { return in })
+	defer stop(nil)
+	synctest.Wait()
+	loaded := next.store.resourceVersion()
+	echo(5, "edge-1", "edge-2", "edge-3")
+	synctest.Wait()
+	reached := next.store.resourceVersion()
+	if !next.feed.Following() || loaded <= beforeLoad || reached <= loaded {
+		t.Fatalf("following %v, resourceVersions %d before the load, %d loaded, %d reached: the test proves nothing",
+			next.feed.Following(), beforeLoad, loaded, reached)
+	}
+	format := func(rv uint64) string { return strconv.FormatUint(rv, 10) }
+	for _, tc := range []struct {
+		name, resourceVersion string
+		want                  bool
+	}{
+		{name: "any state", resourceVersion: "0", want: true},
+		{name: "the latest state", resourceVersion: ""},
+		{name: "the loaded state", resourceVersion: format(loaded), want: true},
+		{name: "a change since", resourceVersion: format(reached), want: true},
+		{name: "before the load", resourceVersion: format(beforeLoad)},
+		{name: "not reached yet", resourceVersion: format(reached + 1)},
+		{name: "malformed", resourceVersion: "x"},
+	} {
+		// No t.Run: a synctest bubble cannot start subtests.
+		if got := next.store.ServesWatch(tc.resourceVersion); got != tc.want {
+			t.Errorf("%s: ServesWatch(%q) = %v, want %v", tc.name, tc.resourceVersion, got, tc.want)
 		}
-		// What it served as a follower ends, before it numbers a change on
-		// its own; one that ServesWatch gave it just before is refused, to
-		// be watched again.
-		synctest.Wait()
-		select {
-		case ev, open := <-served.ResultChan():
-			if open {
-				t.Errorf("the watch served as the leader's follower got %s %v, want its end", ev.Type, ev.Object)
-			}
-		default:
-			t.Errorf("the watch served as the leader's follower goes on after the replica stopped following")
+	}
+	served, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)})
+	if err != nil {
+		t.Fatalf("a watch from resourceVersion %d, served as the leader's follower: %v", reached, err)
+	}
+	defer served.Stop()
+
+	stop(cause)
+	if next.store.ServesWatch(format(reached)) {
+		t.Errorf("a replica that numbers changes on its own serves watches as a follower")
+	}
+	synctest.Wait()
+	select {
+	case ev, open := <-served.ResultChan():
+		switch {
+		case open:
+			t.Errorf("the watch served as the leader's follower got %s %v", ev.Type, ev.Object)
+		case !wantEnd:
+			t.Errorf("the watch served as the leader's follower ended, though this replica may lead next")
 		}
-		if _, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); !apierrors.IsTooManyRequests(err) {
-			t.Errorf("a watch given to the replica as the leader's follower, started after it stopped following: %v, want 429", err)
+	default:
+		if wantEnd {
+			t.Errorf("the watch served as the leader's follower goes on after another replica leads")
 		}
-		if w, err := next.store.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); err != nil {
-			t.Errorf("a watch from resourceVersion %d on the replica that numbers on its own: %v", reached, err)
-		} else {
-			w.Stop()
-		}
-	})
+	}
+	// One that ServesWatch gave it just before it stopped is refused, to
+	// be watched again through the leader or as this replica's own.
+	if _, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("a watch given to the replica as the leader's follower, started after it stopped following: %v, want 429", err)
+	}
+	if w, err := next.store.Watch(t.Context(), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)}); err != nil {
+		t.Errorf("a watch from resourceVersion %d on the replica that numbers on its own: %v", reached, err)
+	} else {
+		w.Stop()
+	}
 }

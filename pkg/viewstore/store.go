@@ -212,14 +212,18 @@ const takeoverGap = 1 << 24
 // numberOnItsOwn moves the numbering past what a leader this store followed
 // may have issued after the last change it sent here: a watch from one of
 // those is answered 410; one from a resourceVersion this store holds too
-// resumes. The watches it served as the leader's follower end: carried on,
-// they would hand their clients this store's own numbering, which the
-// replica that leads next knows nothing of unless it is this one. They
-// resume where they ended, here or on the leader.
-func (s *Store) numberOnItsOwn() {
+// resumes. With endWatches (another replica leads), the watches it served
+// end first: carried on, they would hand their clients this store's own
+// numbering, which that replica knows nothing of; they resume there from
+// where they ended. Otherwise this replica is the likely next leader, and
+// they go on: ended, every one younger than a second without an event would
+// make client-go list again.
+func (s *Store) numberOnItsOwn(endWatches bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stream.Close()
+	if endWatches {
+		s.stream.Close()
+	}
 	s.stream.Jump(changeEnd(s.stream.RV()>>eventBits + takeoverGap*(1+rand.Uint64N(256))))
 }
 
