@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/tls"
 	"encoding/base64"
 	"io"
@@ -173,11 +174,7 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 		{name: "a 404 is about the read", method: http.MethodGet, path: views + "/n1..s9?status=404", leaderAt: leaderAt, caBundle: caBundle, want: "leader"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			followedAt := tc.followedAt
-			if followedAt == "" {
-				followedAt = tc.leaderAt
-			}
-			server := followerOf(t, tc.leaderAt, followedAt, tc.caBundle, &servedBy{name: "local"})
+			server := followerOf(t, tc.leaderAt, cmp.Or(tc.followedAt, tc.leaderAt), tc.caBundle, &servedBy{name: "local"})
 			req, err := http.NewRequest(tc.method, server.URL+tc.path, nil)
 			if err != nil {
 				t.Fatal(err)
