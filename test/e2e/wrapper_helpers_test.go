@@ -169,17 +169,11 @@ func (w *wrapper) metric(name string) float64 {
 	if err != nil {
 		w.t.Fatalf("reading the wrapper's metrics: %v", err)
 	}
-	for _, line := range strings.Split(body, "\n") {
-		if value, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				w.t.Fatalf("metric %s: %v", line, err)
-			}
-			return f
-		}
+	value, err := localcluster.MetricSample(body, name)
+	if err != nil {
+		w.t.Fatalf("the wrapper's metrics: %v", err)
 	}
-	w.t.Fatalf("the wrapper has no metric %s", name)
-	return 0
+	return value
 }
 
 // kubeconfig is what kube-proxy reads to reach the wrapper: plain HTTP on

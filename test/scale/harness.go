@@ -196,8 +196,8 @@ func (h *Harness) collections(ctx context.Context) (cycles, bool) {
 	if err != nil {
 		return cycles{}, false
 	}
-	all, errAll := sample(text, "go_gc_duration_seconds_count")
-	quiet, errQuiet := sample(text, "gridview_apiserver_quiet_collections_total")
+	all, errAll := localcluster.MetricSample(string(text), "go_gc_duration_seconds_count")
+	quiet, errQuiet := localcluster.MetricSample(string(text), "gridview_apiserver_quiet_collections_total")
 	return cycles{all: int(all), quiet: int(quiet)}, errAll == nil && errQuiet == nil
 }
 

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -136,10 +135,10 @@ func (h *Harness) checkFollower(ctx context.Context) error {
 		return fmt.Errorf("%s: %w", follower.Name, err)
 	}
 	// A count of labels never counted has no sample: none.
-	if f.WatchesServed, err = sample(metrics, `gridview_apiserver_leader_reads_total{served_by="follower"}`); err != nil && !errors.Is(err, errNoSample) {
+	if f.WatchesServed, err = localcluster.MetricSample(string(metrics), `gridview_apiserver_leader_reads_total{served_by="follower"}`); err != nil && !errors.Is(err, localcluster.ErrNoSample) {
 		return err
 	}
-	if f.ReadsForwarded, err = sample(metrics, `gridview_apiserver_leader_reads_total{served_by="leader"}`); err != nil && !errors.Is(err, errNoSample) {
+	if f.ReadsForwarded, err = localcluster.MetricSample(string(metrics), `gridview_apiserver_leader_reads_total{served_by="leader"}`); err != nil && !errors.Is(err, localcluster.ErrNoSample) {
 		return err
 	}
 	h.logf("%s: following the leader %t, resourceVersion %s (the leader's %s), RSS %s (peak %s), %.1f CPU-s; %.0f watches served itself, %.0f reads sent to the leader",
@@ -199,26 +198,11 @@ func metricValue(ctx context.Context, r *localcluster.GridviewReplica, name stri
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	value, err := sample(text, name)
+	value, err := localcluster.MetricSample(string(text), name)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", r.Name, err)
 	}
 	return value, nil
-}
-
-// errNoSample is a metric without a sample: a counter of labels never
-// counted.
-var errNoSample = errors.New("no sample")
-
-// sample reads a sample of a /metrics text, named with its labels as the
-// text writes them.
-func sample(text []byte, name string) (float64, error) {
-	for line := range strings.Lines(string(text)) {
-		if value, ok := strings.CutPrefix(line, name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(value), 64)
-		}
-	}
-	return 0, fmt.Errorf("%w of %s", errNoSample, name)
 }
 
 // replicaStat reads a replica's memory and CPU.

@@ -18,11 +18,8 @@ package ha
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -179,12 +176,11 @@ func metric(ctx context.Context, r *localcluster.GridviewReplica, name string) (
 	if err != nil {
 		return 0, err
 	}
-	for line := range strings.Lines(body) {
-		if value, ok := strings.CutPrefix(line, name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(value), 64)
-		}
+	value, err := localcluster.MetricSample(body, name)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", r.Name, err)
 	}
-	return 0, fmt.Errorf("%s: %w of %s", r.Name, errNoSample, name)
+	return value, nil
 }
 
 // metricsText reads a replica's /metrics, unthrottled: tests poll it.
@@ -201,9 +197,6 @@ func metricsText(ctx context.Context, r *localcluster.GridviewReplica) (string, 
 	}
 	return string(body), nil
 }
-
-// errNoSample: a counter of a vector is served once it counted something.
-var errNoSample = errors.New("no sample")
 
 // informerAndList summarizes an informer's views and a list's by name, each
 // as its content. Not by resourceVersion: a view shared by many nodes

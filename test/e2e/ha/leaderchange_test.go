@@ -234,7 +234,7 @@ func runningReplicaBut(t *testing.T, r *localcluster.GridviewReplica) *localclus
 func servedLocally(t *testing.T, r *localcluster.GridviewReplica) float64 {
 	t.Helper()
 	value, err := metric(context.Background(), r, `gridview_apiserver_leader_reads_total{served_by="local"}`)
-	if err != nil && !errors.Is(err, errNoSample) {
+	if err != nil && !errors.Is(err, localcluster.ErrNoSample) {
 		t.Fatal(err)
 	}
 	return value

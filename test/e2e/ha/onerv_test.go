@@ -257,7 +257,7 @@ func leaderReads(t *testing.T, servedBy string) float64 {
 	sum := 0.0
 	for _, r := range replicas {
 		value, err := metric(context.Background(), r, `gridview_apiserver_leader_reads_total{served_by="`+servedBy+`"}`)
-		if err != nil && !errors.Is(err, errNoSample) {
+		if err != nil && !errors.Is(err, localcluster.ErrNoSample) {
 			t.Fatal(err)
 		}
 		sum += value

@@ -147,7 +147,7 @@ func executingSeats(ctx context.Context, r *localcluster.GridviewReplica, level 
 		sum, found = sum+value, true
 	}
 	if !found {
-		return 0, fmt.Errorf("%s: %w of apiserver_flowcontrol_current_executing_seats for priority level %s", r.Name, errNoSample, level)
+		return 0, fmt.Errorf("%s: %w of apiserver_flowcontrol_current_executing_seats for priority level %s", r.Name, localcluster.ErrNoSample, level)
 	}
 	return sum, nil
 }
