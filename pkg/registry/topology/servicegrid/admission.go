@@ -233,10 +233,28 @@ func (c *ClusterChecks) dryRun(ctx context.Context, sg *v1alpha1.ServiceGrid, ex
 		return nil
 	case apierrors.IsInvalid(err):
 		return serviceGridInvalid(sg.Name, err.(apierrors.APIStatus).Status())
+	case apierrors.IsForbidden(err), apierrors.IsBadRequest(err), apierrors.IsConflict(err):
+		return serviceGridRefused(sg, err.(apierrors.APIStatus).Status())
 	default:
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("cannot validate Service %s/%s of this ServiceGrid against kube-apiserver: %v",
 			sg.Namespace, servicegrid.ServiceName(sg.Name), err))
 	}
+}
+
+// serviceGridRefused restates kube-apiserver's refusal of the Service for a
+// reason other than its shape (a quota, an admission policy or webhook, a
+// Service changed meanwhile) as a refusal of the ServiceGrid, with the same
+// code: a 503 would tell clients to retry what will be refused again.
+func serviceGridRefused(sg *v1alpha1.ServiceGrid, serviceStatus metav1.Status) error {
+	qualified := topology.Kind("ServiceGrid")
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    serviceStatus.Code,
+		Reason:  serviceStatus.Reason,
+		Details: &metav1.StatusDetails{Group: qualified.Group, Kind: qualified.Kind, Name: sg.Name},
+		Message: fmt.Sprintf("%s %q: kube-apiserver refuses Service %s/%s as this ServiceGrid makes it: %s",
+			qualified.String(), sg.Name, sg.Namespace, servicegrid.ServiceName(sg.Name), serviceStatus.Message),
+	}}
 }
 
 // serviceGridInvalid restates kube-apiserver's verdict on the Service as a

@@ -143,6 +143,35 @@ func TestDryRunVerdicts(t *testing.T) {
 			},
 			wantCode: http.StatusUnprocessableEntity, wantText: "spec.template.sessionAffinity",
 		},
+		{
+			name: "quota exceeded",
+			react: func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(corev1.Resource("services"), "echo-svc",
+					errors.New("exceeded quota: lb, requested: services.loadbalancers=1, used: services.loadbalancers=1, limited: services.loadbalancers=1"))
+			},
+			wantCode: http.StatusForbidden, wantText: "exceeded quota",
+		},
+		{
+			name: "webhook denial",
+			react: func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewBadRequest(`admission webhook "policy.example.com" denied the request: type LoadBalancer needs approval`)
+			},
+			wantCode: http.StatusBadRequest, wantText: "needs approval",
+		},
+		{
+			name: "Service changed meanwhile",
+			react: func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewConflict(corev1.Resource("services"), "echo-svc", errors.New("the object has been modified"))
+			},
+			wantCode: http.StatusConflict, wantText: "has been modified",
+		},
+		{
+			name: "kube-apiserver too busy",
+			react: func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewTooManyRequests("too many requests", 1)
+			},
+			wantCode: http.StatusServiceUnavailable, wantText: "too many requests",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
