@@ -68,7 +68,8 @@ func migrateCommand(m *migrateOptions) *cobra.Command {
 		Short: "Move SuperEdge's ServiceGrids (superedge.io/v1) and their Services to gridview",
 		Long: `For each superedge.io/v1 ServiceGrid: create the topology.gridview.io/v1alpha1
 ServiceGrid of the same name, namespace, labels, gridUniqKey and template
-(fallback None, SuperEdge's behaviour); hand its Service <name>-svc over to it
+(fallback None, SuperEdge's behaviour), with the labels and annotations users
+put on the Service, which gridview then renders on it; hand its Service <name>-svc over to it
 without recreating it (same uid and clusterIP, endpoints kept), through
 gridview's adoption, so that gridview-apiserver checks that you may update and
 patch that Service; then delete SuperEdge's ServiceGrid with

@@ -48,6 +48,7 @@ import (
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
 	"github.com/gridview/gridview/generated/clientset/versioned/fake"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
 )
 
 const adoptAnnotation = "topology.gridview.io/adopt-service-uid"
@@ -179,17 +180,24 @@ func (c *fakeCluster) write(action clienttesting.Action) (bool, runtime.Object, 
 	}
 	delete(sg.Annotations, adoptAnnotation)
 	if svc != nil && metav1.GetControllerOf(svc) == nil && svc.Labels[labelGridSelector] == sg.Name {
-		sg.Annotations = map[string]string{adoptAnnotation: string(svc.UID)}
+		if sg.Annotations == nil {
+			sg.Annotations = map[string]string{}
+		}
+		sg.Annotations[adoptAnnotation] = string(svc.UID)
 	}
-	ref := metav1.OwnerReference{APIVersion: "topology.gridview.io/v1alpha1", Kind: "ServiceGrid", Name: sg.Name, UID: sg.UID, Controller: ptr.To(true)}
+	// The Service as the controller writes it.
 	switch {
 	case svc == nil:
-		svc = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: sg.Name + serviceSuffix, Namespace: sg.Namespace, UID: "svc-uid-new",
-			OwnerReferences: []metav1.OwnerReference{ref}}, Spec: sg.Spec.Template}
-		err = services.Create(servicesResource, svc, sg.Namespace)
+		if svc, err = servicegrid.DesiredServiceObject(sg); err == nil {
+			svc.UID = "svc-uid-new"
+			err = services.Create(servicesResource, svc, sg.Namespace)
+		}
 	case sg.Annotations[adoptAnnotation] == string(svc.UID):
-		svc.OwnerReferences = []metav1.OwnerReference{ref}
-		err = services.Update(servicesResource, svc, sg.Namespace)
+		clusterIP := svc.Spec.ClusterIP
+		if svc, err = servicegrid.Takeover(svc, sg); err == nil {
+			svc.Spec.ClusterIP = clusterIP // kept by kube-apiserver
+			err = services.Update(servicesResource, svc, sg.Namespace)
+		}
 	}
 	if err != nil {
 		return true, nil, err

@@ -21,8 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
 )
 
 // handOver makes gridview's ServiceGrid gv the controller of svc through
@@ -98,7 +99,7 @@ func (mg *migrator) handOver(ctx context.Context, grid *superedgeGrid, svc *core
 // too), and when kube-apiserver accepts the Service as gridview takes it over:
 // self subject access reviews and a server-side dry run of that update ask
 // the same, and change nothing.
-func (mg *migrator) adoptionAdmissible(ctx context.Context, grid *superedgeGrid, svc *corev1.Service) error {
+func (mg *migrator) adoptionAdmissible(ctx context.Context, grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) error {
 	name := svc.Namespace + "/" + svc.Name
 	for _, attributes := range []authorizationv1.ResourceAttributes{
 		{Namespace: grid.namespace, Verb: "update", Group: v1alpha1.GroupName, Resource: "servicegrids", Name: grid.name},
@@ -121,19 +122,25 @@ func (mg *migrator) adoptionAdmissible(ctx context.Context, grid *superedgeGrid,
 				attributes.Verb, resource, attributes.Namespace, attributes.Name, name, reason)
 		}
 	}
-	// The Service as gridview's takeover writes it: the template for spec,
-	// the allocated clusterIPs and node ports kept by kube-apiserver, the
-	// orphan's metadata otherwise.
-	takeover := svc.DeepCopy()
-	takeover.OwnerReferences = withoutSuperEdge(svc.OwnerReferences, grid)
-	takeover.Labels = maps.Clone(svc.Labels)
-	if takeover.Labels == nil {
-		takeover.Labels = map[string]string{}
+	// The Service as gridview's takeover writes it, for the ServiceGrid that
+	// adopts it: gv, or the one ensureServiceGrid creates.
+	adopter := gv
+	if adopter == nil {
+		adopter = desiredServiceGrid(grid, svc)
 	}
-	takeover.Labels[labelGridSelector] = grid.name
-	takeover.ManagedFields = nil
-	takeover.Spec = *grid.template.DeepCopy()
-	_, err := mg.core.Services(svc.Namespace).Update(ctx, takeover, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	takeover, err := servicegrid.Takeover(svc, adopter)
+	if err != nil {
+		return fmt.Errorf("rendering Service %s as gridview takes it over: %w", name, err)
+	}
+	if lost := lostInTakeover(svc, takeover); len(lost) > 0 {
+		return refuse("the adoption would take %s off Service %s: gridview writes a Service's labels and annotations from its ServiceGrid; "+
+			"put them on the %s %s/%s, or take them off the Service, and run again", strings.Join(lost, ", "), name, gridviewKind, grid.namespace, grid.name)
+	}
+	// The controller reference is gridview's to write, not the user's: asked
+	// as the user, a reference that blocks the owner's deletion would need
+	// rights on the ServiceGrid's finalizers where admission enforces them.
+	takeover.OwnerReferences = withoutSuperEdge(svc.OwnerReferences, grid)
+	_, err = mg.core.Services(svc.Namespace).Update(ctx, takeover, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
 		return refuse("gridview-apiserver would refuse the adoption: kube-apiserver refuses Service %s as gridview would take it over (a server-side dry run): %v", name, err)
@@ -143,6 +150,28 @@ func (mg *migrator) adoptionAdmissible(ctx context.Context, grid *superedgeGrid,
 		return fmt.Errorf("asking kube-apiserver, by a server-side dry run, whether it accepts Service %s as gridview would take it over: %w", name, err)
 	}
 	return nil
+}
+
+// lostInTakeover names the labels and annotations of svc that takeover drops
+// or changes, but those gridview renders itself.
+func lostInTakeover(svc, takeover *corev1.Service) []string {
+	var lost []string
+	for _, kind := range []struct {
+		name      string
+		have, get map[string]string
+	}{{"label", svc.Labels, takeover.Labels}, {"annotation", svc.Annotations, takeover.Annotations}} {
+		for key, value := range kind.have {
+			switch written, ok := kind.get[key]; {
+			case renderedByGridview(key):
+			case !ok:
+				lost = append(lost, fmt.Sprintf("%s %s", kind.name, key))
+			case written != value:
+				lost = append(lost, fmt.Sprintf("%s %s (%q would become %q)", kind.name, key, value, written))
+			}
+		}
+	}
+	slices.Sort(lost)
+	return lost
 }
 
 // withoutSuperEdge is refs without grid's.

@@ -48,9 +48,13 @@ func TestMigrateRefuses(t *testing.T) {
 	withClusterIP["clusterIP"] = "10.96.0.21"
 	deleting := seGrid("bad", "zone", echoTemplate())
 	deleting.SetDeletionTimestamp(ptr.To(metav1.Now()))
+	// lbService carries what users put on SuperEdge's Services themselves.
+	lbService := seService("bad", "10.96.0.20")
+	lbService.Labels["team"] = "edge"
+	lbService.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] = "true"
 	// gridview is the ServiceGrid migrate would create for bad, changed.
 	gridview := func(change func(*v1alpha1.ServiceGrid)) *v1alpha1.ServiceGrid {
-		sg := desiredServiceGrid(readSuperEdgeGrid(seGrid("bad", "zone", echoTemplate())))
+		sg := desiredServiceGrid(readSuperEdgeGrid(seGrid("bad", "zone", echoTemplate())), nil)
 		sg.UID = "gv-uid-bad"
 		change(sg)
 		return sg
@@ -104,6 +108,13 @@ func TestMigrateRefuses(t *testing.T) {
 		{name: "the user may not update the gridview ServiceGrid", service: seService("bad", "10.96.0.20"),
 			gridview: gridview(func(*v1alpha1.ServiceGrid) {}), deny: [][3]string{{"update", "servicegrids", "bad"}},
 			want: "you may not update servicegrids.topology.gridview.io demo/bad: gridview-apiserver admits"},
+		{name: "gridview ServiceGrid without the Service's own annotation and label", service: lbService,
+			gridview: gridview(func(*v1alpha1.ServiceGrid) {}),
+			want: "the adoption would take annotation service.beta.kubernetes.io/aws-load-balancer-internal, label team off Service demo/bad-svc: " +
+				"gridview writes a Service's labels and annotations from its ServiceGrid; put them on the topology.gridview.io/v1alpha1 ServiceGrid demo/bad"},
+		{name: "gridview ServiceGrid with another value of the Service's label", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) { sg.Labels["app"] = "web" }),
+			want:     `the adoption would take label app ("bad" would become "web") off Service demo/bad-svc`},
 		{name: "kube-apiserver refuses the Service as gridview takes it over", service: seService("bad", "10.96.0.20"), invalidTakeover: true,
 			want: `gridview-apiserver would refuse the adoption: kube-apiserver refuses Service demo/bad-svc as gridview would take it over (a server-side dry run): Service "bad-svc" is invalid: spec.externalName: Invalid value: "": the test's kube-apiserver refuses the Service`},
 	} {

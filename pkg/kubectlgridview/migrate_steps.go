@@ -29,12 +29,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/controller/servicegrid"
+	"github.com/gridview/gridview/pkg/topology"
 )
 
 // The name and label SuperEdge and gridview alike give a ServiceGrid's Service.
 const (
 	serviceSuffix     = "-svc"
-	labelGridSelector = "superedge.io/grid-selector"
+	labelGridSelector = servicegrid.LabelGridSelector
 	gridviewKind      = "topology.gridview.io/v1alpha1 ServiceGrid"
 )
 
@@ -61,11 +63,11 @@ func (mg *migrator) migrate(ctx context.Context, grid *superedgeGrid, p *printer
 	// A Service to hand over: asked about in a dry run too, which then
 	// predicts the refusal.
 	if svc != nil && (gv == nil || !metav1.IsControlledBy(svc, gv)) {
-		if err := mg.adoptionAdmissible(ctx, grid, svc); err != nil {
+		if err := mg.adoptionAdmissible(ctx, grid, svc, gv); err != nil {
 			return err
 		}
 	}
-	if gv, err = mg.ensureServiceGrid(ctx, grid, gv, p); err != nil {
+	if gv, err = mg.ensureServiceGrid(ctx, grid, svc, gv, p); err != nil {
 		return err
 	}
 	if err := mg.handOver(ctx, grid, svc, gv, p); err != nil {
@@ -93,7 +95,7 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 		return refuse("it is being deleted while its Service is not gridview's: the garbage collector may delete the Service with it")
 	}
 	if gv != nil {
-		if err := sameSpec(gv, desiredServiceGrid(grid)); err != nil {
+		if err := sameSpec(gv, desiredServiceGrid(grid, svc)); err != nil {
 			return err
 		}
 	}
@@ -187,11 +189,34 @@ func jsonValue(v any) string {
 	return string(data)
 }
 
-// desiredServiceGrid is gridview's ServiceGrid for grid, defaulted as
-// gridview-apiserver stores it, so that a stored one compares equal.
-func desiredServiceGrid(grid *superedgeGrid) *v1alpha1.ServiceGrid {
+// desiredServiceGrid is gridview's ServiceGrid for grid and its Service svc
+// (nil when missing), defaulted as gridview-apiserver stores it, so that a
+// stored one compares equal. It carries the Service's own labels and
+// annotations: gridview renders the Service's metadata from its ServiceGrid,
+// and what SuperEdge left to users to put on the Service (a cloud load
+// balancer's annotations, say) would otherwise go at the adoption.
+func desiredServiceGrid(grid *superedgeGrid, svc *corev1.Service) *v1alpha1.ServiceGrid {
+	labels, annotations := maps.Clone(grid.labels), map[string]string{}
+	if svc != nil {
+		for key, value := range svc.Labels {
+			if _, ok := labels[key]; !ok && !renderedByGridview(key) {
+				if labels == nil {
+					labels = map[string]string{}
+				}
+				labels[key] = value
+			}
+		}
+		for key, value := range svc.Annotations {
+			if !renderedByGridview(key) {
+				annotations[key] = value
+			}
+		}
+	}
+	if len(annotations) == 0 {
+		annotations = nil
+	}
 	sg := &v1alpha1.ServiceGrid{
-		ObjectMeta: metav1.ObjectMeta{Name: grid.name, Namespace: grid.namespace, Labels: maps.Clone(grid.labels)},
+		ObjectMeta: metav1.ObjectMeta{Name: grid.name, Namespace: grid.namespace, Labels: labels, Annotations: annotations},
 		Spec: v1alpha1.ServiceGridSpec{
 			GridUniqKey: grid.gridUniqKey,
 			Fallback:    v1alpha1.FallbackNone,
@@ -202,10 +227,25 @@ func desiredServiceGrid(grid *superedgeGrid) *v1alpha1.ServiceGrid {
 	return sg
 }
 
+// renderedByGridview says whether gridview writes a label or annotation of
+// a ServiceGrid's Service itself, from the ServiceGrid's name and spec: such
+// a key of the SuperEdge Service is not carried to the ServiceGrid, and the
+// adoption may change its value. kubectl's record of its last apply
+// describes the Service, and on the ServiceGrid it would describe another
+// object.
+func renderedByGridview(key string) bool {
+	switch key {
+	case servicegrid.LabelGridSelector, servicegrid.LabelGridUniqKey, topology.AnnotationTopologyKeys,
+		servicegrid.AnnotationAdoptServiceUID, corev1.LastAppliedConfigAnnotation:
+		return true
+	}
+	return false
+}
+
 // ensureServiceGrid creates gridview's ServiceGrid unless it exists, and
 // returns it (nil in a dry run that would create it).
-func (mg *migrator) ensureServiceGrid(ctx context.Context, grid *superedgeGrid, gv *v1alpha1.ServiceGrid, p *printer) (*v1alpha1.ServiceGrid, error) {
-	desired := desiredServiceGrid(grid)
+func (mg *migrator) ensureServiceGrid(ctx context.Context, grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid, p *printer) (*v1alpha1.ServiceGrid, error) {
+	desired := desiredServiceGrid(grid, svc)
 	switch {
 	case gv != nil:
 		p.line("%s exists (gridUniqKey %s, fallback %s)", gridviewKind, gv.Spec.GridUniqKey, gv.Spec.Fallback)

@@ -105,11 +105,44 @@ func TestMigrateApplyHandsTheServiceOverAndASecondRunDoesNothing(t *testing.T) {
 	}
 }
 
-func TestMigrateResumesAfterEachStep(t *testing.T) {
-	created := &v1alpha1.ServiceGrid{
-		ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: "demo", UID: "gv-uid-echo"},
-		Spec:       desiredServiceGrid(readSuperEdgeGrid(seGrid("echo", "superedge.io/nodeunit", echoTemplate()))).Spec,
+// gridview renders the Service's labels and annotations from its ServiceGrid:
+// what users put on SuperEdge's Service, which SuperEdge left alone, moves to
+// the ServiceGrid so that the adoption keeps it; SuperEdge's marks and
+// kubectl's record of an apply of the Service do not.
+func TestMigrateKeepsTheServicesOwnLabelsAndAnnotations(t *testing.T) {
+	svc := seService("echo", "10.96.196.73")
+	svc.Labels["team"] = "edge"
+	svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] = "true"
+	svc.Annotations[corev1.LastAppliedConfigAnnotation] = `{"kind":"Service"}`
+	c := newFakeCluster([]runtime.Object{seGrid("echo", "superedge.io/nodeunit", echoTemplate())}, []runtime.Object{svc})
+	if out, err := c.run(t, "superedge", "-n", "demo", "--apply"); err != nil {
+		t.Fatalf("migration: %v\n%s", err, out)
 	}
+	gv, err := c.gridview.TopologyV1alpha1().ServiceGrids("demo").Get(t.Context(), "echo", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantGrid := map[string]string{"app": "echo", "team": "edge", "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
+	for _, kept := range []map[string]string{gv.Labels, gv.Annotations} {
+		for key := range kept {
+			if _, ok := wantGrid[key]; !ok && key != adoptAnnotation {
+				t.Errorf("gridview's ServiceGrid carries %s, which is SuperEdge's or kubectl's", key)
+			}
+		}
+	}
+	if gv.Labels["team"] != "edge" || gv.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
+		t.Errorf("gridview's ServiceGrid: labels %v, annotations %v", gv.Labels, gv.Annotations)
+	}
+	after := c.service(t, "echo-svc")
+	if !metav1.IsControlledBy(after, gv) || after.Labels["team"] != "edge" || after.Labels["app"] != "echo" ||
+		after.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
+		t.Errorf("the adopted Service: owners %+v, labels %v, annotations %v", after.OwnerReferences, after.Labels, after.Annotations)
+	}
+}
+
+func TestMigrateResumesAfterEachStep(t *testing.T) {
+	created := desiredServiceGrid(readSuperEdgeGrid(seGrid("echo", "superedge.io/nodeunit", echoTemplate())), seService("echo", "10.96.196.73"))
+	created.UID = "gv-uid-echo"
 	orphaned := seService("echo", "10.96.196.73")
 	orphaned.OwnerReferences = nil
 	adopted := seService("echo", "10.96.196.73")

@@ -65,9 +65,11 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	// As application-grid-controller makes it.
 	svc, err := kubeClient.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        "echo-svc",
-			Labels:      map[string]string{"app": "echo", "superedge.io/grid-selector": "echo"},
-			Annotations: map[string]string{"topologyKeys": `["superedge.io/nodeunit"]`},
+			Name:   "echo-svc",
+			Labels: map[string]string{"app": "echo", "superedge.io/grid-selector": "echo", "team": "edge"},
+			// What users put on SuperEdge's Service themselves, which the
+			// adoption must keep.
+			Annotations: map[string]string{"topologyKeys": `["superedge.io/nodeunit"]`, "service.beta.kubernetes.io/aws-load-balancer-internal": "true"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "superedge.io/v1", Kind: "ServiceGrid", Name: "echo", UID: grid.GetUID(),
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
@@ -123,6 +125,8 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Errorf("the Service was replaced: uid %s -> %s, clusterIP %s -> %s", svc.UID, migrated.UID, svc.Spec.ClusterIP, migrated.Spec.ClusterIP)
 	case sg.Spec.GridUniqKey != "superedge.io/nodeunit" || sg.Labels["app"] != "echo" || sg.Spec.Template.Ports[0].TargetPort.IntVal != 8080:
 		t.Errorf("gridview's ServiceGrid: labels %v, spec %+v", sg.Labels, sg.Spec)
+	case migrated.Labels["team"] != "edge" || migrated.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true":
+		t.Errorf("the adoption dropped the Service's own metadata: labels %v, annotations %v", migrated.Labels, migrated.Annotations)
 	}
 	if after, err := kubeClient.DiscoveryV1().EndpointSlices(ns).Get(ctx, slice.Name, metav1.GetOptions{}); err != nil || after.ResourceVersion != slice.ResourceVersion {
 		t.Errorf("the Service's EndpointSlice changed: %v", err)

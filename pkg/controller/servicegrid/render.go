@@ -53,10 +53,6 @@ const FieldManager = "gridview-servicegrid-controller"
 // it, at admission, replacing whatever the user sent.
 const AnnotationAdoptServiceUID = "topology.gridview.io/adopt-service-uid"
 
-// lastAppliedAnnotation belongs to the object kubectl applied, the
-// ServiceGrid; copied to the Service it would describe the wrong object.
-const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
 // ServiceName is the name of the Service a ServiceGrid owns.
 func ServiceName(serviceGridName string) string {
 	return serviceGridName + topologyvalidation.ServiceNameSuffix
@@ -87,7 +83,9 @@ func DesiredService(sg *v1alpha1.ServiceGrid) (*corev1apply.ServiceApplyConfigur
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	delete(annotations, lastAppliedAnnotation)
+	// kubectl's record of its last apply describes the ServiceGrid; copied
+	// to the Service it would describe the wrong object.
+	delete(annotations, corev1.LastAppliedConfigAnnotation)
 	// A grant to gridview about one Service, which means nothing on it.
 	delete(annotations, AnnotationAdoptServiceUID)
 	keys, err := json.Marshal([]string{sg.Spec.GridUniqKey})
