@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,12 +79,17 @@ var errCacheOfAnotherNode = errors.New("the cache holds another node's state")
 const restartGap = 1 << 43
 
 // StartRV is the resourceVersion a state starts at: past the gap after a
-// cache's, else a new epoch (watchstream.InitialRV).
+// cache's, else a new epoch (watchstream.InitialRV). A random distance
+// further, so that two processes that start from one cache (the first died
+// before it saved, or could not save: a full disk) number apart: the second
+// answers 410 to the first's resourceVersions, where numbering alike it
+// would resume kube-proxy past changes it never sent. Past the numbers a
+// long crash loop leaves, it starts a new epoch.
 func StartRV(saved uint64, cached bool) uint64 {
-	if !cached {
+	if !cached || saved > math.MaxUint64-2*restartGap {
 		return watchstream.InitialRV()
 	}
-	return saved + restartGap
+	return saved + restartGap + rand.Uint64N(restartGap)
 }
 
 // LoadCache reads the state last saved in dir for node; false when there is
@@ -292,6 +299,9 @@ func saveStored(dir, node string, rv uint64, objects []*stored) (int64, error) {
 	if err == nil {
 		err = os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
 	}
+	if err == nil {
+		err = syncDir(dir)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -360,9 +370,13 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // change: the cache serves a restart during a WAN outage, and during one
 // nothing changes, so the state an outage starts with is saved within
 // cacheQuiet. A clean shutdown saves the latest state too.
+// A failed save is tried again after cacheRetryFirst, then twice as long
+// each time up to cacheRetryMax.
 const (
-	cacheQuiet    = 2 * time.Second
-	cacheMaxStale = 30 * time.Second
+	cacheQuiet      = 2 * time.Second
+	cacheMaxStale   = 30 * time.Second
+	cacheRetryFirst = time.Second
+	cacheRetryMax   = 5 * time.Minute
 )
 
 // KeepCached saves node's state to dir whenever it has changed, as the
@@ -379,7 +393,12 @@ func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxS
 	// differed from what was saved.
 	var saved, seen uint64
 	var changed, unsaved time.Time
-	save := func() {
+	// After a failed save the next waits, longer each time: a full disk
+	// would otherwise have the whole state written into it, and an error
+	// logged, on every tick.
+	var retryAt time.Time
+	retry := cacheRetryFirst
+	save := func(now time.Time) {
 		// Checked before the snapshot, which sorts every object: a state
 		// that never syncs would be snapshotted on every tick.
 		if !state.Synced() || state.RV() == saved {
@@ -388,18 +407,21 @@ func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxS
 		rv, objects := state.storedSnapshot()
 		size, err := saveStored(dir, node, rv, objects)
 		if err != nil {
-			klog.ErrorS(err, "Cannot save the state; a restart during an outage would start empty", "dir", dir)
+			cacheSaveErrors.Inc()
+			klog.ErrorS(err, "Cannot save the state; a restart during an outage would start empty", "dir", dir, "retryIn", retry)
+			retryAt, retry = now.Add(retry), min(2*retry, cacheRetryMax)
 			return
 		}
 		cacheWrittenBytes.Add(float64(size))
 		saved, unsaved = rv, time.Time{}
+		retryAt, retry = time.Time{}, cacheRetryFirst
 	}
 	ticker := time.NewTicker(quiet / 4)
 	defer ticker.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			save()
+			save(time.Now())
 			return
 		case now := <-ticker.C:
 			rv := state.RV()
@@ -412,9 +434,23 @@ func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxS
 			if rv != seen {
 				seen, changed = rv, now
 			}
-			if now.Sub(changed) >= quiet || now.Sub(unsaved) >= maxStale {
-				save()
+			if (now.Sub(changed) >= quiet || now.Sub(unsaved) >= maxStale) && !now.Before(retryAt) {
+				save(now)
 			}
 		}
 	}
+}
+
+// syncDir makes a rename into dir durable: without it, a power loss may
+// bring back the cache the rename replaced.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if closeErr := d.Close(); err == nil {
+		err = closeErr
+	}
+	return err
 }

@@ -68,6 +68,10 @@ var (
 		Subsystem: subsystem, Name: "cache_written_bytes_total", StabilityLevel: metrics.ALPHA,
 		Help: "Bytes of the cache files written.",
 	})
+	cacheSaveErrors = metrics.NewCounter(&metrics.CounterOpts{
+		Subsystem: subsystem, Name: "cache_save_errors_total", StabilityLevel: metrics.ALPHA,
+		Help: "Saves of the cache that failed (a full or read-only disk), each tried again after a second, then twice as long each time up to five minutes.",
+	})
 	upstreamLists = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "upstream_lists_total", StabilityLevel: metrics.ALPHA,
 		Help: "Lists of upstream resources started, failed ones and streaming ones (watches sending initial events) included, by resource: each after the first is a relist.",
@@ -87,7 +91,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the wrapper's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected, cacheWrittenBytes, upstreamLists, upstreamWatches)
+		legacyregistry.MustRegister(upstreamConnected, objectsServed, watchersOpen, watchEventsSent, watchersCutOff, bytesReceived, bytesSent, localEndpointsInvalid, rejectedViews, cacheRejected, cacheWrittenBytes, cacheSaveErrors, upstreamLists, upstreamWatches)
 	})
 }
 
