@@ -54,6 +54,10 @@ type leaderReads struct {
 	identity string
 	// leader is the address of the replica that leads when it is not this one.
 	leader func() (string, bool)
+	// refusesPeers says whether this replica restarted in place while the
+	// Lease still names the process before it: it then refuses reads
+	// another replica forwards, which that replica serves itself.
+	refusesPeers func() bool
 	// servesWatch says whether this replica serves a watch from a
 	// resourceVersion itself; set by New, before the server serves.
 	servesWatch func(resourceVersion string) bool
@@ -71,6 +75,11 @@ type leaderReads struct {
 // identity for the same read.
 func (f *leaderReads) wrap(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get(forwardedByHeader) != "" && f.refusesPeers() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, errPredecessorLeads.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		leader, ok := f.leaderFor(req)
 		if !ok {
 			local.ServeHTTP(w, req)

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"cmp"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"io"
 	"net/http"
@@ -113,6 +114,7 @@ func followerOf(t *testing.T, leaderAt, followedAt string, caBundle []byte, loca
 	scheme := runtime.NewScheme()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, nil, apiService(caBundle))
 	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
+		refusesPeers: func() bool { return false },
 		// It holds the history from resourceVersion 7 on, no further back.
 		servesWatch: func(resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
@@ -195,6 +197,47 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 				t.Errorf("served by %q, want %q", body, tc.want)
 			}
 		})
+	}
+}
+
+// A replica restarted in place, while the Lease still names the process
+// before it, refuses the reads another replica forwards to that address, and
+// that replica serves them itself: its history, not the restarted one's new
+// numbering, is what the clients resume from.
+func TestAReplicaRestartedInPlaceRefusesForwardedReads(t *testing.T) {
+	restarted := &leaderReads{identity: "new@10.0.0.1:443", leader: func() (string, bool) { return "", false },
+		refusesPeers: func() bool { return true }}
+	restartedServer, caBundle := peerServer(t, restarted.wrap(&servedBy{name: "restarted"}))
+	server := follower(t, strings.TrimPrefix(restartedServer.URL, "https://"), caBundle, &servedBy{name: "local"})
+	const views = "/apis/topology.gridview.io/v1alpha1/namespaces/default/nodeendpoints"
+	for _, path := range []string{views + "?fieldSelector=nodeName%3Dn1", views + "?watch=true&resourceVersion=3"} {
+		resp, err := http.Get(server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || string(body) != "local" {
+			t.Errorf("GET %s: served by %q (%v), want the replica it reached", path, body, err)
+		}
+	}
+
+	req, err := http.NewRequest(http.MethodGet, restartedServer.URL+views, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(forwardedByHeader, "follower@10.0.0.2:443")
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caBundle)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: peerServiceName}}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "restarted before it expired") {
+		t.Errorf("a forwarded read on the restarted replica: %s, Retry-After %q, %q; want 503 saying why", resp.Status, resp.Header.Get("Retry-After"), body)
 	}
 }
 

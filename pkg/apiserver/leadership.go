@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type leadership struct {
 	// settled is set once the elector has seen who holds the Lease, or
 	// has tried for leaderUnknownLimit.
 	settled atomic.Bool
+	// peerAsked is set once another replica asked this one for what its
+	// predecessor served (refusesPeers).
+	peerAsked atomic.Bool
 }
 
 // leaderUnknownLimit bounds how long a replica whose elector cannot read the
@@ -53,6 +57,60 @@ func newLeadership(advertise string) *leadership {
 // leaderAddress is the address of the leader when another replica holds the
 // Lease, as last observed (the elector reads the Lease every retry period).
 func (l *leadership) leaderAddress() (string, bool) {
+	address, another := l.holderAddress()
+	// A process that ran at this address before this one, restarted in
+	// place, holds it until the Lease expires: this replica is not its
+	// own leader.
+	if another && !strings.HasSuffix(l.identity, "@"+address) {
+		return address, true
+	}
+	return "", false
+}
+
+// predecessorLeads says whether the Lease names an earlier process at this
+// replica's own address: this one restarted in place (a crash, an OOM kill)
+// before the Lease expired. Its views were loaded afresh, in a numbering of
+// its own, while a replica that followed the predecessor holds the history
+// the clients resume from; that replica, which saw the predecessor's last
+// renewal where this one saw only the record since it started, takes the
+// Lease first.
+func (l *leadership) predecessorLeads() bool {
+	address, another := l.holderAddress()
+	return another && strings.HasSuffix(l.identity, "@"+address)
+}
+
+// refusesPeers says whether this replica refuses what another replica asks
+// of the Lease's address, its inputs and the reads it forwards, because its
+// predecessor holds the Lease: that replica then keeps its history and
+// serves those reads itself. It notes that another replica asked.
+func (l *leadership) refusesPeers() bool {
+	if !l.predecessorLeads() {
+		return false
+	}
+	l.peerAsked.Store(true)
+	return true
+}
+
+// waitsForPredecessor is why this replica is not ready: another replica
+// asked it for what its predecessor served while the Lease still names that
+// predecessor, so the aggregator's reads belong with that replica. A replica
+// no other asked is alone and ready at once, as a single replica restarted
+// after a crash must be.
+func (l *leadership) waitsForPredecessor() error {
+	if l.peerAsked.Load() && l.predecessorLeads() {
+		return errPredecessorLeads
+	}
+	return nil
+}
+
+// errPredecessorLeads is why a replica restarted in place refuses other
+// replicas and, once one asked, is not ready.
+var errPredecessorLeads = errors.New("an earlier process at this replica's address holds the Lease: " +
+	"this one restarted before it expired, and waits until it expires or moves")
+
+// holderAddress is the address the Lease's holder named, when that is
+// another process than this one.
+func (l *leadership) holderAddress() (string, bool) {
 	elector := l.elector.Load()
 	if elector == nil {
 		return "", false
@@ -66,13 +124,7 @@ func (l *leadership) leaderAddress() (string, bool) {
 		// A holder of a release before identities named an address.
 		return "", false
 	}
-	// A process that ran at this address before this one, restarted in
-	// place, holds it until the Lease expires: this replica is not its
-	// own leader.
-	if address := holder[at+1:]; !strings.HasSuffix(l.identity, "@"+address) {
-		return address, true
-	}
-	return "", false
+	return holder[at+1:], true
 }
 
 // isLeader tells whether this replica holds the Lease, as last observed.

@@ -24,11 +24,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 )
 
 // A replica knows the leader, and may be ready, only once its elector has
@@ -117,4 +119,76 @@ func runCampaign(ctx context.Context, kube kubernetes.Interface, l *leadership, 
 		})
 	}()
 	return done
+}
+
+// A replica restarted in place (same address, new process) while the Lease
+// still names the process before it knows that predecessor for what it is:
+// not a leader to send reads to, and a reason to wait, until the Lease
+// expires or moves; another replica sends its reads to that address.
+func TestAReplicaRestartedInPlaceKnowsItsPredecessor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kube := fake.NewClientset()
+		ctx, cancel := context.WithCancel(t.Context())
+		var campaigns []<-chan struct{}
+		defer func() {
+			cancel()
+			for _, done := range campaigns {
+				<-done
+			}
+		}()
+		predecessor := newLeadership("10.0.0.1:443")
+		predecessorCtx, crash := context.WithCancel(ctx)
+		campaigns = append(campaigns, runCampaign(predecessorCtx, kube, predecessor, func() {}))
+		synctest.Wait()
+		if !predecessor.isLeader() {
+			t.Fatal("the only replica does not lead")
+		}
+		// Killed: a dead process releases nothing.
+		kube.PrependReactor("update", "leases", func(action k8stesting.Action) (bool, runtime.Object, error) {
+			if lease := action.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease); ptr.Deref(lease.Spec.HolderIdentity, "") == "" {
+				return true, nil, errors.New("the process was killed before it released the Lease")
+			}
+			return false, nil, nil
+		})
+		crash()
+		synctest.Wait()
+
+		restarted, other := newLeadership("10.0.0.1:443"), newLeadership("10.0.0.2:443")
+		campaigns = append(campaigns, runCampaign(ctx, kube, restarted, func() {}), runCampaign(ctx, kube, other, func() {}))
+		synctest.Wait()
+		if !restarted.predecessorLeads() {
+			t.Error("the replica restarted in place does not see its predecessor in the Lease")
+		}
+		if address, ok := restarted.leaderAddress(); ok {
+			t.Errorf("the replica restarted in place sends its reads to %s, its own address", address)
+		}
+		// Alone, as a single replica after a crash, it is ready at once;
+		// once another replica asked it for its inputs or sent it a read, it
+		// refuses them and is not ready, so that reads go to that replica.
+		if err := restarted.waitsForPredecessor(); err != nil {
+			t.Errorf("the replica restarted in place, asked by none, is not ready: %v", err)
+		}
+		if !restarted.refusesPeers() {
+			t.Error("the replica restarted in place serves another replica")
+		}
+		if err := restarted.waitsForPredecessor(); err == nil {
+			t.Error("the replica restarted in place is ready after another replica asked for what its predecessor served")
+		}
+		if other.predecessorLeads() || other.refusesPeers() {
+			t.Error("the other replica takes the Lease's holder for a predecessor of its own")
+		}
+		if address, ok := other.leaderAddress(); !ok || address != "10.0.0.1:443" {
+			t.Errorf("the other replica sends its reads to %q (%v), want 10.0.0.1:443", address, ok)
+		}
+		// Once the Lease expires one of them takes it, and the restarted
+		// one waits no longer.
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if restarted.predecessorLeads() || restarted.refusesPeers() || restarted.waitsForPredecessor() != nil {
+			t.Error("the replica restarted in place still waits after the Lease expired")
+		}
+		if restarted.isLeader() == other.isLeader() {
+			t.Errorf("after the Lease expired: the restarted replica leads %v, the other %v; want one", restarted.isLeader(), other.isLeader())
+		}
+	})
 }

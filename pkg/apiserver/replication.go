@@ -45,8 +45,12 @@ const inputsPath = "/replication/inputs"
 // each other. One that numbers on its own serves them whether it holds the
 // Lease or not: a leader that stopped leading while kube-apiserver was down
 // numbers on as before, and its follower keeps following it.
-func serveInputs(feed *viewstore.Feed) http.HandlerFunc {
+func serveInputs(feed *viewstore.Feed, refusesPeers func() bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
+		if refusesPeers() {
+			http.Error(w, errPredecessorLeads.Error(), http.StatusServiceUnavailable)
+			return
+		}
 		from, err := inputsPosition(req.URL.Query())
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)

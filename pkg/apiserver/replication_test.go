@@ -18,6 +18,9 @@ package apiserver
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gridview/gridview/pkg/viewstore"
@@ -44,5 +47,17 @@ func TestFollowingEndsWhenTheLeaseMoves(t *testing.T) {
 				t.Errorf("followingEnds = %v, %v; want %v, %v", ends, cause, tc.wantEnds, tc.wantCause)
 			}
 		})
+	}
+}
+
+// A replica restarted in place while the Lease names the process before it
+// serves no follower its inputs: a follower that loaded them would drop the
+// predecessor's history, which every client resumes from, for a numbering
+// no client knows.
+func TestAReplicaRestartedInPlaceServesNoInputs(t *testing.T) {
+	rec := httptest.NewRecorder()
+	serveInputs(nil, func() bool { return true }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, inputsPath, nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "holds the Lease") {
+		t.Errorf("inputs of a replica restarted in place: %d %q, want 503 saying why", rec.Code, rec.Body.String())
 	}
 }

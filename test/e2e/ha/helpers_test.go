@@ -18,7 +18,9 @@ package ha
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"testing"
 	"time"
@@ -213,4 +215,22 @@ func informerAndList(store cache.Store, list *topologyv1alpha1.NodeEndpointsList
 		got[view.Name] = content(view)
 	}
 	return got, want
+}
+
+// caughtUp waits until follower serves the views of the site that leader
+// serves: it replicates the leader's inputs, and one that had not caught up
+// would rightly answer a resourceVersion it has not reached with a relist.
+func (s site) caughtUp(t *testing.T, leader, follower *localcluster.GridviewReplica) {
+	t.Helper()
+	eventually(t, 20*time.Second, follower.Name+" serving the views "+leader.Name+" serves", func(ctx context.Context) error {
+		a, errA := viewsIn(ctx, ownViewsClient(t, leader), s.ns)
+		b, errB := viewsIn(ctx, ownViewsClient(t, follower), s.ns)
+		if err := errors.Join(errA, errB); err != nil {
+			return err
+		}
+		if !maps.Equal(a, b) {
+			return fmt.Errorf("%s %v\n%s %v", leader.Name, a, follower.Name, b)
+		}
+		return nil
+	})
 }

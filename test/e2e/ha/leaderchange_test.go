@@ -90,17 +90,7 @@ func TestClientsFollowTheirNodeAcrossALeaderChange(t *testing.T) {
 	if wait := followerCatchUp - time.Since(setUp); wait > 0 {
 		time.Sleep(wait)
 	}
-	eventually(t, 20*time.Second, follower.Name+" serving the views "+leader.replica.Name+" serves", func(ctx context.Context) error {
-		a, errA := viewsIn(ctx, ownViewsClient(t, leader.replica), s.ns)
-		b, errB := viewsIn(ctx, ownViewsClient(t, follower), s.ns)
-		if err := errors.Join(errA, errB); err != nil {
-			return err
-		}
-		if !maps.Equal(a, b) {
-			return fmt.Errorf("%s %v\n%s %v", leader.replica.Name, a, follower.Name, b)
-		}
-		return nil
-	})
+	s.caughtUp(t, leader.replica, follower)
 	// What an operator reads before a rolling update: who leads, and
 	// that the other replica follows it.
 	expectRoles(t, leader.replica, follower)
