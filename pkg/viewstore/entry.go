@@ -17,8 +17,12 @@ limitations under the License.
 package viewstore
 
 import (
+	"cmp"
 	"maps"
 	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
@@ -33,7 +37,17 @@ type entry struct {
 	// sent at eventRV(i).
 	rv      uint64
 	changes []topology.SliceChange
+	// created holds the creation time of each Service the changes are of,
+	// as the store held it when the change was made: a watch resumed after
+	// the Service was deleted, or created again, is sent the objects live
+	// watchers got.
+	created []serviceCreated
 	weight  int
+}
+
+type serviceCreated struct {
+	service types.NamespacedName
+	at      metav1.Time
 }
 
 var _ watchstream.Entry = &entry{}
@@ -45,6 +59,7 @@ const (
 	changeWeight   = 4
 	nodeWeight     = 1
 	endpointWeight = 16
+	createdWeight  = 3
 )
 
 // newEntry keeps a change. Its weight counts the nodes and endpoints it
@@ -62,6 +77,11 @@ func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
 		e.weight += changeWeight + nodeWeight*len(c.Nodes) + endpointWeight*endpoints(c.New)
 		if c.Old != c.New {
 			e.weight += endpointWeight * endpoints(c.Old)
+		}
+		svc := cmp.Or(c.New, c.Old).Service
+		if !slices.ContainsFunc(e.created, func(sc serviceCreated) bool { return sc.service == svc }) {
+			e.created = append(e.created, serviceCreated{service: svc, at: store.services[svc].created})
+			e.weight += createdWeight
 		}
 	}
 	return e
@@ -117,7 +137,7 @@ func (e *entry) recipients(c *topology.SliceChange) []string {
 func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstream.Event {
 	event := &watchstream.Event{RV: rv, Gone: c.New == nil}
 	if c.New != nil {
-		event.Object = e.store.pending(node, c.New, rv)
+		event.Object = e.pending(node, c.New, rv)
 	}
 	switch {
 	case c.Old == nil:
@@ -125,12 +145,22 @@ func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstr
 		// What selectors read is the same before and after.
 		event.Old = event.Object
 	default:
-		event.Old = e.store.pending(node, c.Old, rv)
+		event.Old = e.pending(node, c.Old, rv)
 	}
 	if event.Object == nil {
 		event.Object = event.Old
 	}
 	return event
+}
+
+// pending is node's object of a slice view, created when the change was
+// made. The caller holds the store's lock.
+func (e *entry) pending(node string, view *topology.SliceView, rv uint64) *pending {
+	var created metav1.Time
+	if i := slices.IndexFunc(e.created, func(sc serviceCreated) bool { return sc.service == view.Service }); i >= 0 {
+		created = e.created[i].at
+	}
+	return &pending{node: node, view: view, rv: rv, created: laterOf(created, e.store.nodeCreated[node])}
 }
 
 // Events gives a watcher of one node the changes for it; a watcher of

@@ -39,12 +39,8 @@ func bookmark(_ watchstream.Filter, rv uint64, initialEventsEnd bool) runtime.Ob
 	return object
 }
 
-// created is when a view came to be: when the later of its node and its
+// createdOf is when a view came to be: when the later of its node and its
 // Service was created.
-func (s *Store) created(node string, svc types.NamespacedName) metav1.Time {
-	return createdOf(s.services, s.nodeCreated, node, svc)
-}
-
 func createdOf(services map[types.NamespacedName]serviceMeta, nodeCreated map[string]metav1.Time, node string, svc types.NamespacedName) metav1.Time {
 	return laterOf(services[svc].created, nodeCreated[node])
 }
@@ -90,10 +86,6 @@ type pending struct {
 }
 
 var _ runtime.Object = &pending{}
-
-func (s *Store) pending(node string, view *topology.SliceView, rv uint64) *pending {
-	return &pending{node: node, view: view, rv: rv, created: s.created(node, view.Service)}
-}
 
 func (p *pending) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 

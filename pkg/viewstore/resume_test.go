@@ -18,8 +18,12 @@ package viewstore
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -254,5 +258,68 @@ func TestARecreatedInputGoesAndComesBack(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// A watch resumed from before a Service was deleted and created again, or
+// only deleted, gets each object as live watchers got it at its
+// resourceVersion, creation time included: one object at one
+// resourceVersion is the same to every client.
+func TestAResumedWatchGetsTheObjectsLiveWatchersGot(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		then    func(s *Store, svc *corev1.Service)
+		wantLen int
+	}{
+		{name: "created again", wantLen: 3, then: func(s *Store, svc *corev1.Service) {
+			again := svc.DeepCopy()
+			again.CreationTimestamp = metav1.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC)
+			s.SetService(again)
+		}},
+		{name: "deleted", wantLen: 2, then: func(s *Store, svc *corev1.Service) {
+			s.DeleteService(types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := New(Options{HistorySize: 100, WatcherBuffer: 100, BookmarkInterval: time.Hour})
+				svc := service("demo", "web", nil, nil)
+				svc.CreationTimestamp = metav1.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+				s.Load([]*corev1.Node{node("a", "u")}, []*corev1.Service{svc}, nil)
+				from := strconv.FormatUint(s.resourceVersion(), 10)
+				live, err := s.Watch(t.Context(), nodeWatch("a"), watchstream.WatchOptions{ResourceVersion: from})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer live.Stop()
+				s.SetEndpointSlice(slice("demo", "web", "a"))
+				tc.then(s, svc)
+				resumed, err := s.Watch(t.Context(), nodeWatch("a"), watchstream.WatchOptions{ResourceVersion: from})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resumed.Stop()
+				got, want := eventsOf(resumed), eventsOf(live)
+				if len(want) != tc.wantLen || !slices.Equal(got, want) {
+					t.Errorf("resumed:\n%s\nlive (want %d events):\n%s", strings.Join(got, "\n"), tc.wantLen, strings.Join(want, "\n"))
+				}
+			})
+		})
+	}
+}
+
+// eventsOf reads the events a watch holds, each as its type, name,
+// resourceVersion and creation time.
+func eventsOf(w watch.Interface) []string {
+	var out []string
+	for {
+		synctest.Wait()
+		select {
+		case e := <-w.ResultChan():
+			obj := e.Object.(*topologyapi.NodeEndpoints)
+			out = append(out, fmt.Sprintf("%s %s %s %s", e.Type, obj.Name, obj.ResourceVersion, obj.CreationTimestamp.UTC().Format(time.RFC3339)))
+		default:
+			return out
+		}
 	}
 }

@@ -71,9 +71,11 @@ func TestAChangeForEveryNodeIsKeptOnce(t *testing.T) {
 		}
 		entries, events := s.stream.Held()
 		flip(s, plain)
-		// One slice change of one endpoint, named for no node.
-		if afterEntries, afterWeight := s.stream.Held(); afterEntries != entries+1 || afterWeight != events+changeWeight+endpointWeight {
-			t.Fatalf("the history grew from %d entries of weight %d to %d of %d, want one entry of weight %d more", entries, events, afterEntries, afterWeight, changeWeight+endpointWeight)
+		// One slice change of one endpoint of one Service, named for no
+		// node.
+		const want = changeWeight + endpointWeight + createdWeight
+		if afterEntries, afterWeight := s.stream.Held(); afterEntries != entries+1 || afterWeight != events+want {
+			t.Fatalf("the history grew from %d entries of weight %d to %d of %d, want one entry of weight %d more", entries, events, afterEntries, afterWeight, want)
 		}
 		for i, w := range watchers {
 			name := []string{"edge-000", "edge-100", "edge-199"}[i] + "..plain-x"
