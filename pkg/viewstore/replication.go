@@ -159,7 +159,8 @@ const followGrace = 3 * time.Second
 // A ctx cancelled with ErrAnotherLeads as its cause ends the watches the
 // store served meanwhile.
 func (f *Feed) Follow(ctx context.Context, open func(ctx context.Context, from *Position) (io.ReadCloser, error)) error {
-	defer func() { f.stopFollowing(errors.Is(context.Cause(ctx), ErrAnotherLeads)) }()
+	diverged := false
+	defer func() { f.stopFollowing(diverged || errors.Is(context.Cause(ctx), ErrAnotherLeads)) }()
 	var from *Position
 	failingSince := time.Time{}
 	for ctx.Err() == nil {
@@ -171,8 +172,11 @@ func (f *Feed) Follow(ctx context.Context, open func(ctx context.Context, from *
 		if from != before {
 			failingSince = time.Time{} // it read the leader before failing
 		}
-		var diverged divergedError
-		if errors.As(err, &diverged) {
+		if errors.As(err, &divergedError{}) {
+			// The watches it served were sent resourceVersions that name
+			// other changes on the leader: they end, and their clients
+			// resume through the leader or relist.
+			diverged = true
 			return err
 		}
 		if failingSince.IsZero() {
@@ -229,9 +233,14 @@ func (r watchedReader) Read(p []byte) (int, error) {
 	return r.body.Read(p)
 }
 
-// Following says whether the store holds the leader's state and applies
-// its inputs.
-func (f *Feed) Following() bool { return f.store.following.Load() }
+// FollowedFor is how long the store has held the state of the leader it
+// follows, since it loaded it; 0 while it does not follow.
+func (f *Feed) FollowedFor() time.Duration {
+	if !f.store.following.Load() {
+		return 0
+	}
+	return f.store.sinceLoad()
+}
 
 // divergedError is a store that numbered an input of the leader's otherwise
 // than the leader: it cannot follow.

@@ -395,6 +395,32 @@ func TestAReplicaThatTakesOverSendsNoEventTheLeaderSent(t *testing.T) {
 	})
 }
 
+// A follower says how long it has held the leader's state, which its
+// readiness waits on: from the load on, and nothing once it no longer
+// follows.
+func TestFollowedForCountsFromTheLeadersState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leader, next := newReplica(t), newReplica(t)
+		leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+		leader.load(t)
+		next.load(t)
+		time.Sleep(time.Minute) // its own views' age does not count
+		if got := next.feed.FollowedFor(); got != 0 {
+			t.Errorf("before following: FollowedFor = %v, want 0", got)
+		}
+		stop := next.follow(t, leader)
+		synctest.Wait()
+		time.Sleep(40 * time.Second)
+		if got := next.feed.FollowedFor(); got != 40*time.Second {
+			t.Errorf("40 s after loading the leader's state: FollowedFor = %v", got)
+		}
+		stop()
+		if got := next.feed.FollowedFor(); got != 0 {
+			t.Errorf("after following: FollowedFor = %v, want 0", got)
+		}
+	})
+}
+
 // TestAFollowerLeavesOnlyASilentLeader checks the follower's watchdog: a
 // leader that sends nothing for three heartbeats is left, one whose state
 // arrives slowly, a few bytes at a time, then heartbeats, is not.
@@ -462,7 +488,7 @@ func TestAFollowerLeavesOnlyASilentLeader(t *testing.T) {
 				sent := time.Duration(len(state)/tc.chunk+1) * tc.gap
 				time.Sleep(sent + 3*heartbeatInterval - time.Second)
 				synctest.Wait()
-				if !next.feed.Following() {
+				if !next.store.following.Load() {
 					t.Fatalf("not following %s after the leader began its state", sent+3*heartbeatInterval-time.Second)
 				}
 				time.Sleep(2*time.Second + followGrace + 2*time.Second)
@@ -523,7 +549,7 @@ func TestAFollowerWaitsForAResourceVersionTheLeaderIssued(t *testing.T) {
 			stop()
 		}()
 		synctest.Wait()
-		if !next.feed.Following() {
+		if !next.store.following.Load() {
 			t.Fatal("the replica does not follow the leader")
 		}
 
@@ -577,6 +603,63 @@ func (r gatedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// A follower that numbers an input of the leader's otherwise than the leader
+// stops following and ends the watches it served as the leader's follower:
+// they were sent resourceVersions that name other changes on the leader.
+func TestADivergedFollowerEndsTheWatchesItServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leader, next := newReplica(t), newReplica(t)
+		echoKey := inputKey{kind: sliceKind, NamespacedName: types.NamespacedName{Namespace: "demo", Name: "echo-x"}}
+		leader.write(change{kind: nodeKind, key: types.NamespacedName{Name: "edge-1"}, object: node("edge-1", "a")}, 1)
+		leader.write(change{kind: serviceKind, key: types.NamespacedName{Namespace: "demo", Name: "echo"}, object: service("demo", "echo", nil, nil)}, 2)
+		leader.write(change{kind: sliceKind, key: echoKey.NamespacedName, object: slice("demo", "echo", "edge-1")}, 3)
+		leader.load(t)
+		next.load(t)
+		followed := make(chan error, 1)
+		go func() {
+			followed <- next.feed.Follow(t.Context(), func(ctx context.Context, from *Position) (io.ReadCloser, error) {
+				in, out := io.Pipe()
+				go func() { out.CloseWithError(leader.feed.ServeInputs(ctx, out, func() {}, from)) }()
+				return in, nil
+			})
+		}()
+		synctest.Wait()
+		from := strconv.FormatUint(next.store.resourceVersion(), 10)
+		served, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: from})
+		if err != nil {
+			t.Fatalf("a watch served as the leader's follower: %v", err)
+		}
+		defer served.Stop()
+
+		// A change the leader never made, as a bug in the follower's engine
+		// would number one: it moves its resourceVersion alone.
+		next.store.SetNode(node("edge-9", "b"))
+		leader.write(change{kind: sliceKind, key: echoKey.NamespacedName, object: slice("demo", "echo", "edge-1", "edge-9")}, 4)
+		leader.feed.apply(echoKey)
+		synctest.Wait()
+		select {
+		case err := <-followed:
+			if !errors.As(err, &divergedError{}) {
+				t.Fatalf("following ended with %v, want the divergence: the test proves nothing", err)
+			}
+		default:
+			t.Fatal("the follower goes on following a leader it numbers otherwise than")
+		}
+		for {
+			synctest.Wait()
+			select {
+			case _, open := <-served.ResultChan():
+				if open {
+					continue
+				}
+			default:
+				t.Error("the watch served as the leader's follower goes on after the follower diverged")
+			}
+			return
+		}
+	})
+}
+
 // A follower serves a watch itself only where it answers as the leader
 // would: from any state, or from a resourceVersion it reached since it
 // loaded the leader's state; and none once it numbers changes on its own.
@@ -618,9 +701,9 @@ func followerServesWatches(t *testing.T, cause error, wantEnd bool) {
 	echo(5, "edge-1", "edge-2", "edge-3")
 	synctest.Wait()
 	reached := next.store.resourceVersion()
-	if !next.feed.Following() || loaded <= beforeLoad || reached <= loaded {
+	if !next.store.following.Load() || loaded <= beforeLoad || reached <= loaded {
 		t.Fatalf("following %v, resourceVersions %d before the load, %d loaded, %d reached: the test proves nothing",
-			next.feed.Following(), beforeLoad, loaded, reached)
+			next.store.following.Load(), beforeLoad, loaded, reached)
 	}
 	format := func(rv uint64) string { return strconv.FormatUint(rv, 10) }
 	for _, tc := range []struct {
