@@ -109,12 +109,12 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 func campaign(ctx context.Context, kube kubernetes.Interface, namespace string, l *leadership, lead func(context.Context)) {
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Name: serviceGridComponentName,
-		Lock: &patientLock{campaign: ctx, Interface: &resourcelock.LeaseLock{
+		Lock: &patientLock{campaign: ctx, yields: l.yieldsTo, Interface: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: serviceGridComponentName},
 			Client:     kube.CoordinationV1(),
 			LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},
 		}},
-		LeaseDuration:   15 * time.Second,
+		LeaseDuration:   leaseDuration,
 		RenewDeadline:   10 * time.Second,
 		RetryPeriod:     2 * time.Second,
 		ReleaseOnCancel: true,

@@ -54,10 +54,11 @@ type leaderReads struct {
 	identity string
 	// leader is the address of the replica that leads when it is not this one.
 	leader func() (string, bool)
-	// refusesPeers says whether this replica restarted in place while the
-	// Lease still names the process before it: it then refuses reads
-	// another replica forwards, which that replica serves itself.
-	refusesPeers func() bool
+	// refusesPeers says why this replica refuses reads another replica
+	// forwards, which that replica then serves itself: it restarted in
+	// place while the Lease still names the process before it, or has not
+	// read the Lease yet.
+	refusesPeers func() error
 	// servesWatch says whether this replica serves a watch from a
 	// resourceVersion itself; set by New, before the server serves.
 	servesWatch func(resourceVersion string) bool
@@ -75,10 +76,12 @@ type leaderReads struct {
 // identity for the same read.
 func (f *leaderReads) wrap(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Header.Get(forwardedByHeader) != "" && f.refusesPeers() {
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, errPredecessorLeads.Error(), http.StatusServiceUnavailable)
-			return
+		if req.Header.Get(forwardedByHeader) != "" {
+			if err := f.refusesPeers(); err != nil {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
 		leader, ok := f.leaderFor(req)
 		if !ok {

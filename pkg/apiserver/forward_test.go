@@ -114,7 +114,7 @@ func followerOf(t *testing.T, leaderAt, followedAt string, caBundle []byte, loca
 	scheme := runtime.NewScheme()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, nil, apiService(caBundle))
 	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
-		refusesPeers: func() bool { return false },
+		refusesPeers: func() error { return nil },
 		// It holds the history from resourceVersion 7 on, no further back.
 		servesWatch: func(resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
@@ -206,7 +206,7 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 // numbering, is what the clients resume from.
 func TestAReplicaRestartedInPlaceRefusesForwardedReads(t *testing.T) {
 	restarted := &leaderReads{identity: "new@10.0.0.1:443", leader: func() (string, bool) { return "", false },
-		refusesPeers: func() bool { return true }}
+		refusesPeers: func() error { return errPredecessorLeads }}
 	restartedServer, caBundle := peerServer(t, restarted.wrap(&servedBy{name: "restarted"}))
 	server := follower(t, strings.TrimPrefix(restartedServer.URL, "https://"), caBundle, &servedBy{name: "local"})
 	const views = "/apis/topology.gridview.io/v1alpha1/namespaces/default/nodeendpoints"

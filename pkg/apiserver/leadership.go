@@ -67,6 +67,16 @@ func (l *leadership) leaderAddress() (string, bool) {
 	return "", false
 }
 
+// yieldsTo says whether this replica leaves the Lease held by holder to
+// another replica, rather than take it when it expires: holder is the
+// process before this one at its address, and another replica, which
+// followed that process and holds the clients' history, asked this one for
+// what it served (refusesPeers). Asked by none, a single replica restarted
+// after a crash takes its Lease back as soon as it may.
+func (l *leadership) yieldsTo(holder string) bool {
+	return l.peerAsked.Load() && l.isPredecessor(holder)
+}
+
 // predecessorLeads says whether the Lease names an earlier process at this
 // replica's own address: this one restarted in place (a crash, an OOM kill)
 // before the Lease expired. Its views were loaded afresh, in a numbering of
@@ -75,20 +85,35 @@ func (l *leadership) leaderAddress() (string, bool) {
 // renewal where this one saw only the record since it started, takes the
 // Lease first.
 func (l *leadership) predecessorLeads() bool {
-	address, another := l.holderAddress()
+	elector := l.elector.Load()
+	return elector != nil && l.isPredecessor(elector.GetLeader())
+}
+
+// isPredecessor says whether a Lease holder is another process at this
+// replica's address.
+func (l *leadership) isPredecessor(holder string) bool {
+	address, another := l.addressOf(holder)
 	return another && strings.HasSuffix(l.identity, "@"+address)
 }
 
-// refusesPeers says whether this replica refuses what another replica asks
-// of the Lease's address, its inputs and the reads it forwards, because its
-// predecessor holds the Lease: that replica then keeps its history and
-// serves those reads itself. It notes that another replica asked.
-func (l *leadership) refusesPeers() bool {
-	if !l.predecessorLeads() {
-		return false
+// refusesPeers says why this replica refuses what another replica asks of
+// the Lease's address, its inputs and the reads it forwards, if it does:
+// its predecessor holds the Lease, or it has not read the Lease yet and so
+// cannot tell (its views are loaded before it campaigns). That replica then
+// keeps its history and serves those reads itself. It notes that another
+// replica asked.
+func (l *leadership) refusesPeers() error {
+	var err error
+	switch {
+	case !l.leaderSettled():
+		err = errLeaseUnread
+	case l.predecessorLeads():
+		err = errPredecessorLeads
+	default:
+		return nil
 	}
 	l.peerAsked.Store(true)
-	return true
+	return err
 }
 
 // waitsForPredecessor is why this replica is not ready: another replica
@@ -103,10 +128,13 @@ func (l *leadership) waitsForPredecessor() error {
 	return nil
 }
 
-// errPredecessorLeads is why a replica restarted in place refuses other
-// replicas and, once one asked, is not ready.
-var errPredecessorLeads = errors.New("an earlier process at this replica's address holds the Lease: " +
-	"this one restarted before it expired, and waits until it expires or moves")
+// Why a replica refuses other replicas (refusesPeers); restarted in place,
+// it is not ready either once one asked (waitsForPredecessor).
+var (
+	errPredecessorLeads = errors.New("an earlier process at this replica's address holds the Lease: " +
+		"this one restarted before it expired, and waits until it expires or moves")
+	errLeaseUnread = errors.New("this replica has not read the Lease yet: it cannot tell whether it leads")
+)
 
 // holderAddress is the address the Lease's holder named, when that is
 // another process than this one.
@@ -115,7 +143,12 @@ func (l *leadership) holderAddress() (string, bool) {
 	if elector == nil {
 		return "", false
 	}
-	holder := elector.GetLeader()
+	return l.addressOf(elector.GetLeader())
+}
+
+// addressOf is the address a Lease holder's identity names, when that is
+// another process than this one.
+func (l *leadership) addressOf(holder string) (string, bool) {
 	if holder == "" || holder == l.identity {
 		return "", false
 	}

@@ -19,6 +19,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -53,6 +54,12 @@ type patientLock struct {
 	// skippedRelease says a release was skipped since the last successful
 	// read.
 	skippedRelease bool
+	// yields says whether this replica leaves a record's holder's Lease to
+	// another replica (leadership.yieldsTo); yielded is the record it
+	// yields, since yieldedAt.
+	yields    func(holder string) bool
+	yielded   []byte
+	yieldedAt time.Time
 }
 
 // graceMark ends a granted record as the elector sees it: a record it has
@@ -60,10 +67,18 @@ type patientLock struct {
 // ends this replica's own record read after a skipped release: the elector
 // then sees no holder, and would ignore a record whose bytes it took in
 // before, waiting a retry period (2-4.4 s) to renew.
+// yieldMark and yieldAgainMark end a yielded record: the elector counts the
+// Lease's duration from when this replica began to yield, then once more.
 const (
-	graceMark = ' '
-	ownMark   = '\n'
+	graceMark      = ' '
+	ownMark        = '\n'
+	yieldMark      = '\t'
+	yieldAgainMark = '\r'
 )
+
+// leaseDuration is how long the elector waits after it saw a record change
+// before it may take the Lease.
+const leaseDuration = 15 * time.Second
 
 func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
 	record, raw, err := p.Interface.Get(ctx)
@@ -71,6 +86,9 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 	p.readFailed = err != nil && !apierrors.IsNotFound(err)
 	if err != nil {
 		return record, raw, err
+	}
+	if p.yields != nil && p.yields(record.HolderIdentity) {
+		return record, p.yieldedRaw(raw), nil
 	}
 	skippedRelease := p.skippedRelease
 	p.skippedRelease = false
@@ -86,6 +104,24 @@ func (p *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionReco
 		p.granted = raw
 	}
 	return record, append(bytes.Clone(raw), graceMark), nil
+}
+
+// yieldedRaw is what the elector sees of a record this replica yields:
+// marked, so that it counts the Lease's duration from when this replica
+// began to yield it, and once that passed marked otherwise, so that it
+// counts it once more. The replica it yields to, which saw the record's
+// last renewal, takes the Lease meanwhile.
+func (p *patientLock) yieldedRaw(raw []byte) []byte {
+	if !bytes.Equal(raw, p.yielded) {
+		klog.InfoS("Leaving the Lease of the process before this one at its address to the replica that followed it",
+			"lease", p.Describe())
+		p.yielded, p.yieldedAt = bytes.Clone(raw), time.Now()
+	}
+	mark := byte(yieldMark)
+	if time.Since(p.yieldedAt) >= leaseDuration {
+		mark = yieldAgainMark
+	}
+	return append(bytes.Clone(raw), mark)
 }
 
 // Update skips a release while the campaign goes on. It reports success, so

@@ -295,3 +295,49 @@ func TestTheLeaderReleasesTheLeaseOnlyAsItStops(t *testing.T) {
 		})
 	}
 }
+
+// A replica restarted in place leaves its predecessor's Lease to the replica
+// that followed the predecessor once that one asked it for what the
+// predecessor served: it takes it a Lease duration later than it could, so
+// that the other, which saw the last renewal, takes it first. Asked by none,
+// as a single replica after a crash, it takes it as soon as it may.
+func TestAReplicaRestartedInPlaceYieldsItsPredecessorsLease(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		asked                 bool
+		notLeadingAt, leadsBy time.Duration
+	}{
+		{name: "alone", notLeadingAt: 14900 * time.Millisecond, leadsBy: 20 * time.Second},
+		// Marked again at the first read after 15 s, at 15-19.4 s.
+		{name: "another replica asked", asked: true, notLeadingAt: 29900 * time.Millisecond, leadsBy: 39 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				kube := fake.NewClientset(&coordinationv1.Lease{
+					ObjectMeta: metav1.ObjectMeta{Namespace: "gridview-system", Name: serviceGridComponentName},
+					Spec:       leaseSpec("host_before@10.0.0.1:443", start),
+				})
+				ctx, cancel := context.WithCancel(t.Context())
+				restarted := newLeadership("10.0.0.1:443")
+				restarted.peerAsked.Store(tc.asked)
+				var ledAt atomic.Int64
+				done := runCampaign(ctx, kube, restarted, func() { ledAt.CompareAndSwap(0, int64(time.Since(start))) })
+				defer func() {
+					cancel()
+					<-done
+				}()
+				time.Sleep(tc.notLeadingAt)
+				synctest.Wait()
+				if led := time.Duration(ledAt.Load()); led != 0 {
+					t.Fatalf("the replica took its predecessor's Lease at %s; want after %s", led, tc.notLeadingAt)
+				}
+				time.Sleep(tc.leadsBy - tc.notLeadingAt)
+				synctest.Wait()
+				if ledAt.Load() == 0 {
+					t.Errorf("the replica does not lead at %s", tc.leadsBy)
+				}
+			})
+		})
+	}
+}

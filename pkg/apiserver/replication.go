@@ -45,10 +45,10 @@ const inputsPath = "/replication/inputs"
 // each other. One that numbers on its own serves them whether it holds the
 // Lease or not: a leader that stopped leading while kube-apiserver was down
 // numbers on as before, and its follower keeps following it.
-func serveInputs(feed *viewstore.Feed, refusesPeers func() bool) http.HandlerFunc {
+func serveInputs(feed *viewstore.Feed, refusesPeers func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		if refusesPeers() {
-			http.Error(w, errPredecessorLeads.Error(), http.StatusServiceUnavailable)
+		if err := refusesPeers(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		from, err := inputsPosition(req.URL.Query())
@@ -102,15 +102,23 @@ type numbering struct {
 	tried atomic.Bool
 }
 
-// settled says whether this replica numbers view changes as the leader
-// does, or leads, or has tried to follow: a replica is ready only from then,
-// so that a rolling update takes the leader away only once another replica
-// holds the history its clients resume from. A replica that cannot follow
-// (RBAC, the network) is ready after one attempt, as every replica was
-// before; its takeover makes the clients relist.
+// followBeforeReady is how long a replica follows the leader before it is
+// ready: every watch got a bookmark since it loaded the leader's state (the
+// store's BookmarkInterval), so every client's resourceVersion is one its
+// history holds. A rolling update with surge takes the leader away once the
+// new replica is ready, and the Lease may go to that one rather than to a
+// replica that followed for long: its clients would otherwise relist.
+var followBeforeReady = viewstore.DefaultOptions.BookmarkInterval + 10*time.Second
+
+// settled says whether this replica leads, or has numbered view changes as
+// the leader does for followBeforeReady, or has tried to follow: a replica is
+// ready only from then, so that a rolling update takes the leader away only
+// once another replica holds the history its clients resume from. A replica
+// that cannot follow (RBAC, the network) is ready after one attempt, as every
+// replica was before; its takeover makes the clients relist.
 func (n *numbering) settled() bool {
 	_, another := n.leadership.leaderAddress()
-	return !another || n.feed.Following() || n.tried.Load()
+	return !another || n.feed.FollowedFor() >= followBeforeReady || n.tried.Load()
 }
 
 // follow makes this replica's views follow the leader's inputs while

@@ -56,7 +56,7 @@ func TestFollowingEndsWhenTheLeaseMoves(t *testing.T) {
 // no client knows.
 func TestAReplicaRestartedInPlaceServesNoInputs(t *testing.T) {
 	rec := httptest.NewRecorder()
-	serveInputs(nil, func() bool { return true }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, inputsPath, nil))
+	serveInputs(nil, func() error { return errPredecessorLeads }).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, inputsPath, nil))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "holds the Lease") {
 		t.Errorf("inputs of a replica restarted in place: %d %q, want 503 saying why", rec.Code, rec.Body.String())
 	}

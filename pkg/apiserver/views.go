@@ -19,6 +19,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -77,7 +78,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 			return nil
 		}), healthz.NamedCheck("nodeendpoints-numbering", func(*http.Request) error {
 			if !numbering.settled() {
-				return errors.New("this replica does not follow the leader's inputs yet: a takeover now would make every client relist")
+				return fmt.Errorf("this replica has not followed the leader's inputs for %s yet: a takeover now would make clients relist", followBeforeReady)
 			}
 			return nil
 		})); err != nil {
