@@ -34,7 +34,8 @@ import (
 // forwardedByHeader marks a read one replica forwarded to another. The
 // receiver serves it itself, so that two replicas that each believe the
 // other leads never pass a request back and forth. A caller that sets it
-// only chooses the replica it reached, which it may read from anyway.
+// only chooses the replica it reached, which it may read from anyway, or is
+// refused by one that restarted in place (refusesPeers).
 const forwardedByHeader = "X-Gridview-Forwarded-By"
 
 // leaderReads sends reads of NodeEndpoints to the leader, unless this
@@ -76,7 +77,7 @@ type leaderReads struct {
 // identity for the same read.
 func (f *leaderReads) wrap(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Header.Get(forwardedByHeader) != "" {
+		if _, ok := nodeEndpointsRequest(req); ok && req.Header.Get(forwardedByHeader) != "" {
 			if err := f.refusesPeers(); err != nil {
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, err.Error(), http.StatusServiceUnavailable)

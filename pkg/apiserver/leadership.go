@@ -71,7 +71,7 @@ func (l *leadership) leaderAddress() (string, bool) {
 // another replica, rather than take it when it expires: holder is the
 // process before this one at its address, and another replica, which
 // followed that process and holds the clients' history, asked this one for
-// what it served (refusesPeers). Asked by none, a single replica restarted
+// its inputs (refusesFollower). Asked by none, a single replica restarted
 // after a crash takes its Lease back as soon as it may.
 func (l *leadership) yieldsTo(holder string) bool {
 	return l.peerAsked.Load() && l.isPredecessor(holder)
@@ -100,27 +100,35 @@ func (l *leadership) isPredecessor(holder string) bool {
 // the Lease's address, its inputs and the reads it forwards, if it does:
 // its predecessor holds the Lease, or it has not read the Lease yet and so
 // cannot tell (its views are loaded before it campaigns). That replica then
-// keeps its history and serves those reads itself. It notes that another
-// replica asked.
+// keeps its history and serves those reads itself.
 func (l *leadership) refusesPeers() error {
-	var err error
 	switch {
 	case !l.leaderSettled():
-		err = errLeaseUnread
+		return errLeaseUnread
 	case l.predecessorLeads():
-		err = errPredecessorLeads
-	default:
-		return nil
+		return errPredecessorLeads
 	}
-	l.peerAsked.Store(true)
+	return nil
+}
+
+// refusesFollower is refusesPeers for a replica that asks for this one's
+// inputs to follow them, which only gridview's ServiceAccount may (RBAC):
+// a refused one is noted, and this replica is then not ready and yields the
+// Lease to it (waitsForPredecessor, yieldsTo). A forwarded read, whose
+// header any caller may set, is no such proof.
+func (l *leadership) refusesFollower() error {
+	err := l.refusesPeers()
+	if err != nil {
+		l.peerAsked.Store(true)
+	}
 	return err
 }
 
 // waitsForPredecessor is why this replica is not ready: another replica
-// asked it for what its predecessor served while the Lease still names that
-// predecessor, so the aggregator's reads belong with that replica. A replica
-// no other asked is alone and ready at once, as a single replica restarted
-// after a crash must be.
+// asked it for its inputs while the Lease still names its predecessor, so
+// the aggregator's reads belong with that replica. A replica no other asked
+// is alone and ready at once, as a single replica restarted after a crash
+// must be.
 func (l *leadership) waitsForPredecessor() error {
 	if l.peerAsked.Load() && l.predecessorLeads() {
 		return errPredecessorLeads

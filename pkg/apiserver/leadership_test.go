@@ -166,19 +166,26 @@ func TestAReplicaRestartedInPlaceKnowsItsPredecessor(t *testing.T) {
 		if address, ok := restarted.leaderAddress(); ok {
 			t.Errorf("the replica restarted in place sends its reads to %s, its own address", address)
 		}
-		// Alone, as a single replica after a crash, it is ready at once;
-		// once another replica asked it for its inputs or sent it a read, it
-		// refuses them and is not ready, so that reads go to that replica.
+		// Alone, as a single replica after a crash, it is ready at once. It
+		// refuses forwarded reads, but their header proves no other
+		// replica; once another replica asked it for its inputs, which
+		// only gridview may, it is not ready, so that reads go there.
 		if err := restarted.waitsForPredecessor(); err != nil {
 			t.Errorf("the replica restarted in place, asked by none, is not ready: %v", err)
 		}
 		if restarted.refusesPeers() == nil {
+			t.Error("the replica restarted in place serves another replica's forwarded reads")
+		}
+		if err := restarted.waitsForPredecessor(); err != nil {
+			t.Errorf("a forwarded read, whose header anyone may set, made the replica restarted in place unready: %v", err)
+		}
+		if restarted.refusesFollower() == nil {
 			t.Error("the replica restarted in place serves another replica")
 		}
 		if err := restarted.waitsForPredecessor(); err == nil {
-			t.Error("the replica restarted in place is ready after another replica asked for what its predecessor served")
+			t.Error("the replica restarted in place is ready after another replica asked for its inputs")
 		}
-		if other.predecessorLeads() || other.refusesPeers() != nil {
+		if other.predecessorLeads() || other.refusesFollower() != nil {
 			t.Error("the other replica takes the Lease's holder for a predecessor of its own")
 		}
 		if address, ok := other.leaderAddress(); !ok || address != "10.0.0.1:443" {

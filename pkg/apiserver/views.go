@@ -69,7 +69,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 	observeRouting := routingObserver(cfg, store, inputs.Core().V1().Services(), recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
-		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed, cfg.leadership.refusesPeers))
+		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed, cfg.leadership.refusesFollower))
 		numbering := &numbering{feed: feed, leadership: cfg.leadership, reads: cfg.leaderReads}
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
 			if !store.Loaded() {
