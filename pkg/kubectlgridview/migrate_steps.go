@@ -103,6 +103,15 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 		return nil
 	}
 	name := svc.Namespace + "/" + svc.Name
+	// gridview's own routing annotations take precedence over topologyKeys,
+	// which SuperEdge routes by; its ServiceGrid renders them from
+	// spec.fallback and spec.minReady.
+	for _, key := range []string{topology.AnnotationGridviewKeys, topology.AnnotationMinReady} {
+		if value, ok := svc.Annotations[key]; ok {
+			return refuse("Service %s carries annotation %s=%q, which routes otherwise than SuperEdge and which gridview's ServiceGrid writes from spec.fallback and spec.minReady: "+
+				"take it off the Service and run again, then set those fields on the %s", name, key, value, gridviewKind)
+		}
+	}
 	switch ref := metav1.GetControllerOf(svc); {
 	case ref == nil && svc.Labels[labelGridSelector] != grid.name:
 		return refuse("Service %s is an orphan without the label %s=%s: it is not this ServiceGrid's", name, labelGridSelector, grid.name)
@@ -198,8 +207,10 @@ func jsonValue(v any) string {
 func desiredServiceGrid(grid *superedgeGrid, svc *corev1.Service) *v1alpha1.ServiceGrid {
 	labels, annotations := maps.Clone(grid.labels), map[string]string{}
 	if svc != nil {
+		// The Service's value of a label the grid has too: the one its
+		// readers select it by.
 		for key, value := range svc.Labels {
-			if _, ok := labels[key]; !ok && !renderedByGridview(key) {
+			if !renderedByGridview(key) {
 				if labels == nil {
 					labels = map[string]string{}
 				}
@@ -236,6 +247,7 @@ func desiredServiceGrid(grid *superedgeGrid, svc *corev1.Service) *v1alpha1.Serv
 func renderedByGridview(key string) bool {
 	switch key {
 	case servicegrid.LabelGridSelector, servicegrid.LabelGridUniqKey, topology.AnnotationTopologyKeys,
+		topology.AnnotationGridviewKeys, topology.AnnotationMinReady,
 		servicegrid.AnnotationAdoptServiceUID, corev1.LastAppliedConfigAnnotation:
 		return true
 	}

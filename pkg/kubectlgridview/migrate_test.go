@@ -111,6 +111,7 @@ func TestMigrateApplyHandsTheServiceOverAndASecondRunDoesNothing(t *testing.T) {
 // kubectl's record of an apply of the Service do not.
 func TestMigrateKeepsTheServicesOwnLabelsAndAnnotations(t *testing.T) {
 	svc := seService("echo", "10.96.196.73")
+	svc.Labels["app"] = "echo-live" // the grid says echo: the Service's readers select echo-live
 	svc.Labels["team"] = "edge"
 	svc.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] = "true"
 	svc.Annotations[corev1.LastAppliedConfigAnnotation] = `{"kind":"Service"}`
@@ -122,7 +123,7 @@ func TestMigrateKeepsTheServicesOwnLabelsAndAnnotations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantGrid := map[string]string{"app": "echo", "team": "edge", "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
+	wantGrid := map[string]string{"app": "echo-live", "team": "edge", "service.beta.kubernetes.io/aws-load-balancer-internal": "true"}
 	for _, kept := range []map[string]string{gv.Labels, gv.Annotations} {
 		for key := range kept {
 			if _, ok := wantGrid[key]; !ok && key != adoptAnnotation {
@@ -130,11 +131,11 @@ func TestMigrateKeepsTheServicesOwnLabelsAndAnnotations(t *testing.T) {
 			}
 		}
 	}
-	if gv.Labels["team"] != "edge" || gv.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
+	if gv.Labels["team"] != "edge" || gv.Labels["app"] != "echo-live" || gv.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
 		t.Errorf("gridview's ServiceGrid: labels %v, annotations %v", gv.Labels, gv.Annotations)
 	}
 	after := c.service(t, "echo-svc")
-	if !metav1.IsControlledBy(after, gv) || after.Labels["team"] != "edge" || after.Labels["app"] != "echo" ||
+	if !metav1.IsControlledBy(after, gv) || after.Labels["team"] != "edge" || after.Labels["app"] != "echo-live" ||
 		after.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] != "true" {
 		t.Errorf("the adopted Service: owners %+v, labels %v, annotations %v", after.OwnerReferences, after.Labels, after.Annotations)
 	}
