@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -442,13 +443,17 @@ func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxS
 }
 
 // syncDir makes a rename into dir durable: without it, a power loss may
-// bring back the cache the rename replaced.
+// bring back the cache the rename replaced. A file system that cannot sync
+// a directory has nothing more to make durable.
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
 	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		err = nil
+	}
 	if closeErr := d.Close(); err == nil {
 		err = closeErr
 	}

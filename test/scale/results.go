@@ -183,7 +183,7 @@ func restartRow(rs Restart) row {
 	if rs.LeaderChange {
 		return row{"leader stopped (SIGTERM)" + flipped + ": the other replica leads; every watcher current; the stopped one ready again",
 			fmt.Sprintf("%s; %s (%d relists after %d 410s); %s, RSS then %s", ms(rs.Takeover), currentText(rs.Current, rs.Stale), rs.Relists, rs.Expired, ms(rs.Ready), mb(rs.RSS)),
-			"no relist, ready ≤ 10 s after 40 s of following", verdict(true, rs.Stale == 0 && rs.Relists == 0 && rs.Expired == 0 && rs.Ready <= 50*time.Second)}
+			"no relist, ready ≤ 60 s (40 s of following)", verdict(true, rs.Stale == 0 && rs.Relists == 0 && rs.Expired == 0 && rs.Ready <= 60*time.Second)}
 	}
 	return row{"restart" + flipped + ": to ready (start to group served); to every watcher current",
 		fmt.Sprintf("%s; %s (%d relists after %d 410s); RSS then %s", ms(rs.Ready), currentText(rs.Current, rs.Stale), rs.Relists, rs.Expired, mb(rs.RSS)),
