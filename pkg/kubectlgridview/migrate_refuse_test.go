@@ -54,6 +54,8 @@ func TestMigrateRefuses(t *testing.T) {
 	lbService.Annotations["service.beta.kubernetes.io/aws-load-balancer-internal"] = "true"
 	gridviewKeyed := seService("bad", "10.96.0.20")
 	gridviewKeyed.Annotations["topology.gridview.io/keys"] = "superedge.io/nodeunit,*"
+	minReadied := seService("bad", "10.96.0.20")
+	minReadied.Annotations["topology.gridview.io/min-ready"] = "2"
 	// gridview is the ServiceGrid migrate would create for bad, changed.
 	gridview := func(change func(*v1alpha1.ServiceGrid)) *v1alpha1.ServiceGrid {
 		sg := desiredServiceGrid(readSuperEdgeGrid(seGrid("bad", "zone", echoTemplate())), nil)
@@ -119,6 +121,13 @@ func TestMigrateRefuses(t *testing.T) {
 			want:     `the adoption would take label app ("bad" would become "web") off Service demo/bad-svc`},
 		{name: "Service routed by gridview's own keys", service: gridviewKeyed,
 			want: `Service demo/bad-svc carries annotation topology.gridview.io/keys="superedge.io/nodeunit,*", which routes otherwise than SuperEdge`},
+		{name: "Service with gridview's min-ready", service: minReadied,
+			want: `Service demo/bad-svc carries annotation topology.gridview.io/min-ready="2", which routes otherwise than SuperEdge`},
+		{name: "gridview ServiceGrid routed by gridview's own keys", service: seService("bad", "10.96.0.20"),
+			gridview: gridview(func(sg *v1alpha1.ServiceGrid) {
+				sg.Annotations = map[string]string{"topology.gridview.io/keys": "zone,*"}
+			}),
+			want: `the topology.gridview.io/v1alpha1 ServiceGrid carries annotation topology.gridview.io/keys="zone,*", which routes otherwise than SuperEdge`},
 		{name: "kube-apiserver refuses the Service as gridview takes it over", service: seService("bad", "10.96.0.20"), invalidTakeover: true,
 			want: `gridview-apiserver would refuse the adoption: kube-apiserver refuses Service demo/bad-svc as gridview would take it over (a server-side dry run): Service "bad-svc" is invalid: spec.externalName: Invalid value: "": the test's kube-apiserver refuses the Service`},
 	} {

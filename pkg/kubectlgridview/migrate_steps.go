@@ -94,8 +94,23 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 	if grid.deleting {
 		return refuse("it is being deleted while its Service is not gridview's: the garbage collector may delete the Service with it")
 	}
+	// gridview's own routing annotations take precedence over topologyKeys,
+	// which SuperEdge routes by; its ServiceGrid renders them from
+	// spec.fallback and spec.minReady, and passes a user's through.
+	routedByGridview := func(annotations map[string]string, what string) error {
+		for _, key := range []string{topology.AnnotationGridviewKeys, topology.AnnotationMinReady} {
+			if value, ok := annotations[key]; ok {
+				return refuse("%s carries annotation %s=%q, which routes otherwise than SuperEdge: take it off and run again, "+
+					"then set spec.fallback or spec.minReady on the %s", what, key, value, gridviewKind)
+			}
+		}
+		return nil
+	}
 	if gv != nil {
 		if err := sameSpec(gv, desiredServiceGrid(grid, svc)); err != nil {
+			return err
+		}
+		if err := routedByGridview(gv.Annotations, "the "+gridviewKind); err != nil {
 			return err
 		}
 	}
@@ -103,14 +118,8 @@ func check(grid *superedgeGrid, svc *corev1.Service, gv *v1alpha1.ServiceGrid) e
 		return nil
 	}
 	name := svc.Namespace + "/" + svc.Name
-	// gridview's own routing annotations take precedence over topologyKeys,
-	// which SuperEdge routes by; its ServiceGrid renders them from
-	// spec.fallback and spec.minReady.
-	for _, key := range []string{topology.AnnotationGridviewKeys, topology.AnnotationMinReady} {
-		if value, ok := svc.Annotations[key]; ok {
-			return refuse("Service %s carries annotation %s=%q, which routes otherwise than SuperEdge and which gridview's ServiceGrid writes from spec.fallback and spec.minReady: "+
-				"take it off the Service and run again, then set those fields on the %s", name, key, value, gridviewKind)
-		}
+	if err := routedByGridview(svc.Annotations, "Service "+name); err != nil {
+		return err
 	}
 	switch ref := metav1.GetControllerOf(svc); {
 	case ref == nil && svc.Labels[labelGridSelector] != grid.name:
