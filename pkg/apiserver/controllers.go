@@ -72,8 +72,7 @@ func serviceGridController(cfg CompletedConfig, kube kubernetes.Interface, servi
 		if err := server.AddReadyzChecks(healthz.NamedCheck("servicegrid-informer-sync", func(r *http.Request) error {
 			return gridInformersSynced.Check(r)
 		}), healthz.NamedCheck("nodeendpoints-leader", func(*http.Request) error {
-			switch {
-			case !cfg.leadership.leaderSettled():
+			if !cfg.leadership.leaderSettled() {
 				return errors.New("the replica that answers reads of NodeEndpoints, the Lease's holder, is not known yet")
 			}
 			return cfg.leadership.waitsForPredecessor()

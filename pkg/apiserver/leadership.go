@@ -39,8 +39,8 @@ type leadership struct {
 	// settled is set once the elector has seen who holds the Lease, or
 	// has tried for leaderUnknownLimit.
 	settled atomic.Bool
-	// peerAsked is set once another replica asked this one for what its
-	// predecessor served (refusesPeers).
+	// peerAsked is set once another replica asked this one for its inputs
+	// and was refused (refusesFollower).
 	peerAsked atomic.Bool
 }
 

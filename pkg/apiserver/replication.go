@@ -44,10 +44,11 @@ const inputsPath = "/replication/inputs"
 // serves only inputs it applied itself, so that two replicas never follow
 // each other. One that numbers on its own serves them whether it holds the
 // Lease or not: a leader that stopped leading while kube-apiserver was down
-// numbers on as before, and its follower keeps following it.
-func serveInputs(feed *viewstore.Feed, refusesPeers func() error) http.HandlerFunc {
+// numbers on as before, and its follower keeps following it. refuses says
+// why it serves no follower now (leadership.refusesFollower).
+func serveInputs(feed *viewstore.Feed, refuses func() error) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		if err := refusesPeers(); err != nil {
+		if err := refuses(); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
