@@ -61,7 +61,7 @@ func (l *leadership) leaderAddress() (string, bool) {
 	// A process that ran at this address before this one, restarted in
 	// place, holds it until the Lease expires: this replica is not its
 	// own leader.
-	if another && !strings.HasSuffix(l.identity, "@"+address) {
+	if another && !l.isOwnAddress(address) {
 		return address, true
 	}
 	return "", false
@@ -93,7 +93,12 @@ func (l *leadership) predecessorLeads() bool {
 // replica's address.
 func (l *leadership) isPredecessor(holder string) bool {
 	address, another := l.addressOf(holder)
-	return another && strings.HasSuffix(l.identity, "@"+address)
+	return another && l.isOwnAddress(address)
+}
+
+// isOwnAddress says whether a Lease identity's address is this replica's.
+func (l *leadership) isOwnAddress(address string) bool {
+	return strings.HasSuffix(l.identity, "@"+address)
 }
 
 // refusesPeers says why this replica refuses what another replica asks of
