@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,7 +63,7 @@ type leaderReads struct {
 	refusesPeers func() error
 	// servesWatch says whether this replica serves a watch from a
 	// resourceVersion itself; set by New, before the server serves.
-	servesWatch func(resourceVersion string) bool
+	servesWatch func(ctx context.Context, resourceVersion string) bool
 	// followed is the address of the leader whose inputs this replica
 	// follows, nil when it follows none: it serves watches as a follower
 	// only while that one still leads.
@@ -172,7 +173,7 @@ func (f *leaderReads) leaderFor(req *http.Request) (string, bool) {
 func (f *leaderReads) servesAsFollower(req *http.Request, leader string) bool {
 	followed := f.followed.Load()
 	return followed != nil && *followed == leader && isWatch(req) &&
-		f.servesWatch != nil && f.servesWatch(req.URL.Query().Get("resourceVersion"))
+		f.servesWatch != nil && f.servesWatch(req.Context(), req.URL.Query().Get("resourceVersion"))
 }
 
 func isWatch(req *http.Request) bool {

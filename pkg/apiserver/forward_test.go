@@ -19,6 +19,7 @@ package apiserver
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
@@ -116,7 +117,7 @@ func followerOf(t *testing.T, leaderAt, followedAt string, caBundle []byte, loca
 	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
 		refusesPeers: func() error { return nil },
 		// It holds the history from resourceVersion 7 on, no further back.
-		servesWatch: func(resourceVersion string) bool { return resourceVersion == followerHolds }}
+		servesWatch: func(_ context.Context, resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
 	if followedAt != "" {
 		reads.followed.Store(&followedAt)

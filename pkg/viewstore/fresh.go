@@ -30,10 +30,13 @@ import (
 // freshWait bounds how long a read waits for a store that follows the
 // leader to reach a resourceVersion the leader issued; freshPoll is how
 // often it looks: coarse, since at a takeover every node's watch may wait
-// at once, on the CPUs the store needs to get there.
+// at once, on the CPUs the store needs to get there. followerWait bounds how
+// long a follower waits to reach a watch's resourceVersion before it sends
+// the watch to the leader, which serves it at once.
 const (
-	freshWait = 3 * time.Second
-	freshPoll = 50 * time.Millisecond
+	freshWait    = 3 * time.Second
+	freshPoll    = 50 * time.Millisecond
+	followerWait = 500 * time.Millisecond
 )
 
 // AwaitFresh waits, while the store follows the leader, until it reaches
@@ -61,21 +64,31 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 	} else if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil {
 		want = rv
 	}
-	deadline := time.Now().Add(freshWait)
+	if current, reached := s.awaitReached(ctx, want, freshWait); !reached {
+		return storage.NewTooLargeResourceVersionError(want, current, 1)
+	}
+	return nil
+}
+
+// awaitReached waits up to wait, while the store follows the leader, until
+// it reaches want, and says whether it did (or stopped following) and where
+// it stands.
+func (s *Store) awaitReached(ctx context.Context, want uint64, wait time.Duration) (uint64, bool) {
+	deadline := time.Now().Add(wait)
 	if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
 		deadline = end
 	}
 	for {
 		current := s.resourceVersion()
 		if want <= current || !s.following.Load() {
-			return nil
+			return current, true
 		}
 		if time.Now().After(deadline) {
-			return storage.NewTooLargeResourceVersionError(want, current, 1)
+			return current, false
 		}
 		select {
 		case <-ctx.Done():
-			return storage.NewTooLargeResourceVersionError(want, current, 1)
+			return current, false
 		case <-time.After(freshPoll):
 		}
 	}
@@ -88,9 +101,16 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 // latest state (""), from a resourceVersion it has yet to reach, or from
 // before it loaded the leader's state, is the leader's to serve. The caller
 // marks such a watch's context with AsFollower.
-func (s *Store) ServesWatch(resourceVersion string) bool {
+//
+// A client re-watches the moment its watch ends, from a change the leader
+// may have numbered a moment ago: the follower waits up to followerWait to
+// reach it before it leaves the watch to the leader.
+func (s *Store) ServesWatch(ctx context.Context, resourceVersion string) bool {
 	if !s.following.Load() {
 		return false
+	}
+	if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil && rv > 0 {
+		s.awaitReached(ctx, rv, followerWait)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

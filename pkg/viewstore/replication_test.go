@@ -719,10 +719,21 @@ func followerServesWatches(t *testing.T, cause error, wantEnd bool) {
 		{name: "malformed", resourceVersion: "x"},
 	} {
 		// No t.Run: a synctest bubble cannot start subtests.
-		if got := next.store.ServesWatch(tc.resourceVersion); got != tc.want {
+		if got := next.store.ServesWatch(t.Context(), tc.resourceVersion); got != tc.want {
 			t.Errorf("%s: ServesWatch(%q) = %v, want %v", tc.name, tc.resourceVersion, got, tc.want)
 		}
 	}
+	// A re-watch from a change the leader numbered a moment ago, which
+	// the follower reaches while the watch waits.
+	echo(6, "edge-1", "edge-3")
+	numbered := leader.store.resourceVersion()
+	if next.store.resourceVersion() >= numbered {
+		t.Fatalf("the follower reached %d before the watch came: the test proves nothing", numbered)
+	}
+	if !next.store.ServesWatch(t.Context(), format(numbered)) {
+		t.Errorf("ServesWatch(%d), reached by the follower within %s: false, want true", numbered, followerWait)
+	}
+	reached = numbered
 	served, err := next.store.Watch(AsFollower(t.Context()), nodeWatch("edge-1"), watchstream.WatchOptions{ResourceVersion: format(reached)})
 	if err != nil {
 		t.Fatalf("a watch from resourceVersion %d, served as the leader's follower: %v", reached, err)
@@ -730,7 +741,7 @@ func followerServesWatches(t *testing.T, cause error, wantEnd bool) {
 	defer served.Stop()
 
 	stop(cause)
-	if next.store.ServesWatch(format(reached)) {
+	if next.store.ServesWatch(t.Context(), format(reached)) {
 		t.Errorf("a replica that numbers changes on its own serves watches as a follower")
 	}
 	synctest.Wait()
