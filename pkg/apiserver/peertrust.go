@@ -51,6 +51,11 @@ const (
 	// without an answer to the ping; reads then fall back to this replica.
 	peerPingAfter   = 5 * time.Second
 	peerPingTimeout = 2 * time.Second
+	// peerHeaderTimeout bounds the wait for a leader that answers pings but
+	// not the read (a handler wedged, or queued for long by its API
+	// Priority and Fairness): the read is then served here. A watch's
+	// headers come as it starts, a node's list in milliseconds.
+	peerHeaderTimeout = 10 * time.Second
 )
 
 // apiServiceName is the APIService the aggregator routes gridview's group by.
@@ -173,13 +178,14 @@ func (p *peerTrust) build(caBundle []byte, serverName string) (http.RoundTripper
 		return nil, nil, fmt.Errorf("building the TLS configuration for the leader: %w", err)
 	}
 	connection := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: peerDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:     tlsConfig,
-		TLSHandshakeTimeout: peerDialTimeout,
-		ForceAttemptHTTP2:   true,
-		HTTP2:               &http.HTTP2Config{SendPingTimeout: peerPingAfter, PingTimeout: peerPingTimeout},
-		MaxIdleConnsPerHost: 16,
-		IdleConnTimeout:     90 * time.Second,
+		DialContext:           (&net.Dialer{Timeout: peerDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		TLSHandshakeTimeout:   peerDialTimeout,
+		ResponseHeaderTimeout: peerHeaderTimeout,
+		ForceAttemptHTTP2:     true,
+		HTTP2:                 &http.HTTP2Config{SendPingTimeout: peerPingAfter, PingTimeout: peerPingTimeout},
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
 	}
 	// The follower's own credentials: a token (refreshed from its file) or
 	// a client certificate, as its kubeconfig says.

@@ -22,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -133,29 +134,56 @@ func TestLeaderReadsCountWhoServed(t *testing.T) {
 // the connection's health check, and the read is served here, within
 // seconds rather than at the request's timeout.
 func TestASilentLeaderIsNoticed(t *testing.T) {
+	t.Parallel() // it waits seconds, as does TestAWedgedLeaderIsNotWaitedFor
 	leader, caBundle := peerServer(t, &servedBy{name: "leader"})
 	relay, silence := silenceableRelay(t, strings.TrimPrefix(leader.URL, "https://"))
 	server := follower(t, relay, caBundle, &servedBy{name: "local"})
-	get := func() string {
-		resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(server.URL + "/apis/topology.gridview.io/v1alpha1/nodeendpoints")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = resp.Body.Close() }()
-		body, _ := io.ReadAll(resp.Body)
-		return string(body)
-	}
-	if got := get(); got != "leader" {
+	if got := servedFor(t, server); got != "leader" {
 		t.Fatalf("before the silence: served by %q", got)
 	}
 	silence()
 	start := time.Now()
-	if got := get(); got != "local" {
+	if got := servedFor(t, server); got != "local" {
 		t.Errorf("with the leader silent: served by %q", got)
 	}
 	if took, bound := time.Since(start), peerPingAfter+peerPingTimeout+3*time.Second; took > bound {
 		t.Errorf("the read waited %s for a silent leader, want at most %s", took, bound)
 	}
+}
+
+// A leader that answers the connection's pings but not the read (its
+// handler wedged) has the read served here after peerHeaderTimeout, not
+// held until the client gives up.
+func TestAWedgedLeaderIsNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	wedged := make(chan struct{})
+	leader, caBundle := peerServer(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		select {
+		case <-req.Context().Done():
+		case <-wedged:
+		}
+	}))
+	defer close(wedged)
+	server := follower(t, strings.TrimPrefix(leader.URL, "https://"), caBundle, &servedBy{name: "local"})
+	start := time.Now()
+	if got := servedFor(t, server); got != "local" {
+		t.Errorf("with the leader's handler wedged: served by %q", got)
+	}
+	if took, bound := time.Since(start), peerHeaderTimeout+3*time.Second; took > bound {
+		t.Errorf("the read waited %s for a wedged leader, want at most %s", took, bound)
+	}
+}
+
+// servedFor reads NodeEndpoints through server and returns who answered.
+func servedFor(t *testing.T, server *httptest.Server) string {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(server.URL + "/apis/topology.gridview.io/v1alpha1/nodeendpoints")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }
 
 // silenceableRelay passes TCP connections on to target until silenced; then
