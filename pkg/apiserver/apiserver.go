@@ -80,7 +80,7 @@ func (c *Config) Complete() CompletedConfig {
 		return req.URL.Path == inputsPath || longRunning != nil && longRunning(req, info)
 	}
 	leadership := newLeadership(c.AdvertiseAddress)
-	reads := &leaderReads{identity: leadership.identity, leader: leadership.leaderAddress, refusesPeers: leadership.refusesPeers}
+	reads := newLeaderReads(leadership)
 	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, reads, newListSlots())
 	return CompletedConfig{
 		GenericConfig:           c.GenericConfig.Complete(),

@@ -61,6 +61,12 @@ type leaderReads struct {
 	// place while the Lease still names the process before it, or has not
 	// read the Lease yet.
 	refusesPeers func() error
+	// waitsForPredecessor says why this replica leaves its clients' reads
+	// to the other replica: it restarted in place, and the other replica,
+	// which asked for its inputs, holds the history the clients resume
+	// from. Until its readiness probe fails, the aggregator still sends
+	// reads here, which would otherwise be answered in a new numbering.
+	waitsForPredecessor func() error
 	// servesWatch says whether this replica serves a watch from a
 	// resourceVersion itself; set by New, before the server serves.
 	servesWatch func(ctx context.Context, resourceVersion string) bool
@@ -73,13 +79,26 @@ type leaderReads struct {
 	trust atomic.Pointer[peerTrust]
 }
 
+// newLeaderReads sends reads of NodeEndpoints to the leader l names.
+func newLeaderReads(l *leadership) *leaderReads {
+	return &leaderReads{identity: l.identity, leader: l.leaderAddress,
+		refusesPeers: l.refusesPeers, waitsForPredecessor: l.waitsForPredecessor}
+}
+
 // wrap runs after authentication and authorization: the request was
 // authorized for its user here, and the leader authorizes this replica's own
 // identity for the same read.
 func (f *leaderReads) wrap(local http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if _, ok := nodeEndpointsRequest(req); ok && req.Header.Get(forwardedByHeader) != "" {
-			if err := f.refusesPeers(); err != nil {
+		if _, ok := nodeEndpointsRequest(req); ok {
+			// A peer serves a refused read itself; a client (client-go)
+			// asks again after Retry-After, from the same resourceVersion,
+			// and reaches the other replica once this one is not ready.
+			refuses := f.waitsForPredecessor
+			if req.Header.Get(forwardedByHeader) != "" {
+				refuses = f.refusesPeers
+			}
+			if err := refuses(); err != nil {
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, err.Error(), http.StatusServiceUnavailable)
 				return

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,7 +116,7 @@ func followerOf(t *testing.T, leaderAt, followedAt string, caBundle []byte, loca
 	scheme := runtime.NewScheme()
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, nil, apiService(caBundle))
 	reads := &leaderReads{identity: "follower@10.0.0.2:443", leader: func() (string, bool) { return leaderAt, leaderAt != "" },
-		refusesPeers: func() error { return nil },
+		refusesPeers: func() error { return nil }, waitsForPredecessor: func() error { return nil },
 		// It holds the history from resourceVersion 7 on, no further back.
 		servesWatch: func(_ context.Context, resourceVersion string) bool { return resourceVersion == followerHolds }}
 	reads.trust.Store(newPeerTrust(&restclient.Config{BearerToken: "follower-token"}, client))
@@ -209,13 +210,23 @@ func TestReadsOfNodeEndpointsGoToTheLeader(t *testing.T) {
 // A replica restarted in place, while the Lease still names the process
 // before it, refuses the reads another replica forwards to that address, and
 // that replica serves them itself: its history, not the restarted one's new
-// numbering, is what the clients resume from.
+// numbering, is what the clients resume from. Once that replica asked for
+// its inputs, the restarted one refuses its own clients' reads too, which
+// they ask again.
 func TestAReplicaRestartedInPlaceRefusesForwardedReads(t *testing.T) {
+	var asked atomic.Bool
 	restarted := &leaderReads{identity: "new@10.0.0.1:443", leader: func() (string, bool) { return "", false },
-		refusesPeers: func() error { return errPredecessorLeads }}
+		refusesPeers: func() error { return errPredecessorLeads },
+		waitsForPredecessor: func() error {
+			if asked.Load() {
+				return errPredecessorLeads
+			}
+			return nil
+		}}
 	restartedServer, caBundle := peerServer(t, withRequestInfo(t, restarted.wrap(&servedBy{name: "restarted"})))
 	server := follower(t, strings.TrimPrefix(restartedServer.URL, "https://"), caBundle, &servedBy{name: "local"})
 	const views = "/apis/topology.gridview.io/v1alpha1/namespaces/default/nodeendpoints"
+	const grids = "/apis/topology.gridview.io/v1alpha1/namespaces/default/servicegrids"
 	for _, path := range []string{views + "?fieldSelector=nodeName%3Dn1", views + "?watch=true&resourceVersion=3"} {
 		resp, err := http.Get(server.URL + path)
 		if err != nil {
@@ -231,12 +242,14 @@ func TestAReplicaRestartedInPlaceRefusesForwardedReads(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(caBundle)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: peerServiceName}}}
-	marked := func(path string) (*http.Response, string) {
+	read := func(path, forwardedBy string) (*http.Response, string) {
 		req, err := http.NewRequest(http.MethodGet, restartedServer.URL+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set(forwardedByHeader, "follower@10.0.0.2:443")
+		if forwardedBy != "" {
+			req.Header.Set(forwardedByHeader, forwardedBy)
+		}
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -245,12 +258,25 @@ func TestAReplicaRestartedInPlaceRefusesForwardedReads(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp, string(body)
 	}
-	if resp, body := marked(views); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(body, "restarted before it expired") {
+	refused := func(resp *http.Response, body string) bool {
+		return resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" && strings.Contains(body, "restarted before it expired")
+	}
+	const peer = "follower@10.0.0.2:443"
+	if resp, body := read(views, peer); !refused(resp, body) {
 		t.Errorf("a forwarded read on the restarted replica: %s, Retry-After %q, %q; want 503 saying why", resp.Status, resp.Header.Get("Retry-After"), body)
 	}
-	// The header names a forwarded read of NodeEndpoints only.
-	if resp, body := marked("/apis/topology.gridview.io/v1alpha1/namespaces/default/servicegrids"); resp.StatusCode != http.StatusOK || body != "restarted" {
-		t.Errorf("a marked read of ServiceGrids on the restarted replica: %s, %q; want it served", resp.Status, body)
+	if resp, body := read(views, ""); resp.StatusCode != http.StatusOK || body != "restarted" {
+		t.Errorf("a client's read on the restarted replica, which no other asked for its inputs: %s, %q; want it served", resp.Status, body)
+	}
+	asked.Store(true)
+	if resp, body := read(views, ""); !refused(resp, body) {
+		t.Errorf("a client's read on the restarted replica, once another asked for its inputs: %s, Retry-After %q, %q; want 503 saying why", resp.Status, resp.Header.Get("Retry-After"), body)
+	}
+	// Only reads of NodeEndpoints are refused.
+	for _, forwardedBy := range []string{peer, ""} {
+		if resp, body := read(grids, forwardedBy); resp.StatusCode != http.StatusOK || body != "restarted" {
+			t.Errorf("a read of ServiceGrids on the restarted replica (forwarded by %q): %s, %q; want it served", forwardedBy, resp.Status, body)
+		}
 	}
 }
 

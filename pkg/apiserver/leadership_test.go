@@ -19,6 +19,8 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -121,6 +123,23 @@ func runCampaign(ctx context.Context, kube kubernetes.Interface, l *leadership, 
 	return done
 }
 
+// refusedReads checks which reads of NodeEndpoints the server's reads
+// filter refuses: a forwarded one and a client's, by name.
+func refusedReads(t *testing.T, reads *leaderReads, want map[string]bool) {
+	t.Helper()
+	for name, forwardedBy := range map[string]string{"a forwarded read": "follower@10.0.0.2:443", "a client's read": ""} {
+		req := httptest.NewRequest(http.MethodGet, "/apis/topology.gridview.io/v1alpha1/nodeendpoints", nil)
+		if forwardedBy != "" {
+			req.Header.Set(forwardedByHeader, forwardedBy)
+		}
+		rec := httptest.NewRecorder()
+		withRequestInfo(t, reads.wrap(&servedBy{name: "restarted"})).ServeHTTP(rec, req)
+		if refused := rec.Code == http.StatusServiceUnavailable; refused != want[name] {
+			t.Errorf("%s on the replica restarted in place: %d %q, want refused %v", name, rec.Code, rec.Body.String(), want[name])
+		}
+	}
+}
+
 // A replica restarted in place (same address, new process) while the Lease
 // still names the process before it knows that predecessor for what it is:
 // not a leader to send reads to, and a reason to wait, until the Lease
@@ -179,12 +198,15 @@ func TestAReplicaRestartedInPlaceKnowsItsPredecessor(t *testing.T) {
 		if err := restarted.waitsForPredecessor(); err != nil {
 			t.Errorf("a forwarded read, whose header anyone may set, made the replica restarted in place unready: %v", err)
 		}
+		reads := newLeaderReads(restarted)
+		refusedReads(t, reads, map[string]bool{"a forwarded read": true, "a client's read": false})
 		if restarted.refusesFollower() == nil {
 			t.Error("the replica restarted in place serves another replica")
 		}
 		if err := restarted.waitsForPredecessor(); err == nil {
 			t.Error("the replica restarted in place is ready after another replica asked for its inputs")
 		}
+		refusedReads(t, reads, map[string]bool{"a forwarded read": true, "a client's read": true})
 		if other.predecessorLeads() || other.refusesFollower() != nil {
 			t.Error("the other replica takes the Lease's holder for a predecessor of its own")
 		}
