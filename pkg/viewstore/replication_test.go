@@ -769,3 +769,31 @@ func followerServesWatches(t *testing.T, cause error, wantEnd bool) {
 		w.Stop()
 	}
 }
+
+// Replicas that stop following one leader at the same change number on past
+// all it may have numbered, and apart from each other: pairs of them land
+// within a takeover's changes of each other (65,536) hardly ever, where a
+// jump by whole multiples of the gap made every pair that drew the same
+// multiple collide, one in 256.
+func TestReplicasThatStopFollowingAtOneChangeNumberApart(t *testing.T) {
+	const (
+		at, pairs = uint64(1) << 40, 10000
+		takeover  = 1 << 16
+	)
+	near := 0
+	for range pairs {
+		a, b := takeoverJump(at), takeoverJump(at)
+		for _, jump := range []uint64{a, b} {
+			if jump < at+takeoverGap || jump >= at+257*takeoverGap {
+				t.Fatalf("from change %d: jumped to %d, want at least %d and within 257 gaps", at, jump, at+takeoverGap)
+			}
+		}
+		if max(a, b)-min(a, b) < takeover {
+			near++
+		}
+	}
+	// About 0.5 expected; 39 with whole multiples.
+	if near >= 10 {
+		t.Errorf("%d pairs of %d landed within %d changes of each other", near, pairs, takeover)
+	}
+}

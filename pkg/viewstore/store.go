@@ -204,10 +204,20 @@ func (s *Store) load(rv uint64, inputs Inputs) {
 // takeoverGap is the least number of changes a replica that stops
 // following another skips: more than the other can number before it finds
 // it no longer leads, so that none of its resourceVersions is one this
-// replica numbers a change of its own with. A random multiple of it, so
-// that two replicas that stop following the same leader at the same change
-// number on apart, but for a chance in 256.
+// replica numbers a change of its own with.
 const takeoverGap = 1 << 24
+
+// takeoverJump is the change a replica that stopped following at change n
+// numbers on from: a random multiple of takeoverGap (1 to 256) and a random
+// part of one more, so that two replicas that stop following one leader at
+// the same change number on apart, where a client of one may resume on the
+// other: they draw the same multiple once in 256 times, and then land
+// within the 65,536 changes of each other that a takeover's seconds hardly
+// reach once in 128 times more. The jumps leave room for a thousand
+// takeovers and more above the highest epoch.
+func takeoverJump(n uint64) uint64 {
+	return n + takeoverGap*(1+rand.Uint64N(256)) + rand.Uint64N(takeoverGap)
+}
 
 // numberOnItsOwn moves the numbering past what a leader this store followed
 // may have issued after the last change it sent here: a watch from one of
@@ -224,7 +234,7 @@ func (s *Store) numberOnItsOwn(endWatches bool) {
 	if endWatches {
 		s.stream.Close()
 	}
-	s.stream.Jump(changeEnd(s.stream.RV()>>eventBits + takeoverGap*(1+rand.Uint64N(256))))
+	s.stream.Jump(changeEnd(takeoverJump(s.stream.RV() >> eventBits)))
 }
 
 // resourceVersion is the store's resourceVersion: that of its latest change.
