@@ -55,16 +55,9 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 			}
 			return false, nil, nil
 		})
-		ctx, cancel := context.WithCancel(t.Context())
-		var campaigns []<-chan struct{}
-		defer func() {
-			cancel()
-			for _, done := range campaigns {
-				<-done
-			}
-		}()
+		campaigns := newCampaigns(t, kube)
 		run := func(l *leadership) {
-			campaigns = append(campaigns, runCampaign(ctx, kube, l, func() {}))
+			campaigns.run(campaigns.ctx, l, func() {})
 			synctest.Wait()
 		}
 		first, second := newLeadership("10.0.0.1:443"), newLeadership("10.0.0.2:443")
@@ -108,6 +101,31 @@ func TestAReplicaKnowsTheLeaderOnceItReadTheLease(t *testing.T) {
 	})
 }
 
+// campaigns are replicas' campaigns on one kube, which end with the test:
+// it waits until each returned.
+type campaigns struct {
+	ctx  context.Context
+	kube kubernetes.Interface
+	done []<-chan struct{}
+}
+
+func newCampaigns(t *testing.T, kube kubernetes.Interface) *campaigns {
+	ctx, cancel := context.WithCancel(t.Context())
+	c := &campaigns{ctx: ctx, kube: kube}
+	t.Cleanup(func() {
+		cancel()
+		for _, done := range c.done {
+			<-done
+		}
+	})
+	return c
+}
+
+// run campaigns for l until ctx, c.ctx or one derived from it, ends.
+func (c *campaigns) run(ctx context.Context, l *leadership, led func()) {
+	c.done = append(c.done, runCampaign(ctx, c.kube, l, led))
+}
+
 // runCampaign campaigns for l on kube in gridview-system until ctx ends,
 // calling led each time the replica starts leading; the channel is closed
 // once the campaign has returned.
@@ -147,17 +165,10 @@ func refusedReads(t *testing.T, reads *leaderReads, want map[string]bool) {
 func TestAReplicaRestartedInPlaceKnowsItsPredecessor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		kube := fake.NewClientset()
-		ctx, cancel := context.WithCancel(t.Context())
-		var campaigns []<-chan struct{}
-		defer func() {
-			cancel()
-			for _, done := range campaigns {
-				<-done
-			}
-		}()
+		campaigns := newCampaigns(t, kube)
 		predecessor := newLeadership("10.0.0.1:443")
-		predecessorCtx, crash := context.WithCancel(ctx)
-		campaigns = append(campaigns, runCampaign(predecessorCtx, kube, predecessor, func() {}))
+		predecessorCtx, crash := context.WithCancel(campaigns.ctx)
+		campaigns.run(predecessorCtx, predecessor, func() {})
 		synctest.Wait()
 		if !predecessor.isLeader() {
 			t.Fatal("the only replica does not lead")
@@ -177,7 +188,8 @@ func TestAReplicaRestartedInPlaceKnowsItsPredecessor(t *testing.T) {
 		if err := newLeadership("10.0.0.3:443").refusesPeers(); !errors.Is(err, errLeaseUnread) {
 			t.Errorf("a replica that has not read the Lease: refusesPeers = %v, want %v", err, errLeaseUnread)
 		}
-		campaigns = append(campaigns, runCampaign(ctx, kube, restarted, func() {}), runCampaign(ctx, kube, other, func() {}))
+		campaigns.run(campaigns.ctx, restarted, func() {})
+		campaigns.run(campaigns.ctx, other, func() {})
 		synctest.Wait()
 		if !restarted.predecessorLeads() {
 			t.Error("the replica restarted in place does not see its predecessor in the Lease")

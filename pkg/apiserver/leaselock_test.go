@@ -176,17 +176,10 @@ func TestTheLeaderKeepsTheLeaseAcrossAnOutage(t *testing.T) {
 				}
 				return false, nil, nil
 			})
-			ctx, cancel := context.WithCancel(t.Context())
-			var campaigns []<-chan struct{}
-			defer func() {
-				cancel()
-				for _, done := range campaigns {
-					<-done
-				}
-			}()
+			campaigns := newCampaigns(t, kube)
 			run := func(address string) *atomic.Int32 {
 				var led atomic.Int32
-				campaigns = append(campaigns, runCampaign(ctx, kube, newLeadership(address), func() { led.Add(1) }))
+				campaigns.run(campaigns.ctx, newLeadership(address), func() { led.Add(1) })
 				synctest.Wait()
 				return &led
 			}
