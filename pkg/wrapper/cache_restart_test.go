@@ -38,25 +38,13 @@ import (
 // from the second, never a resume past the changes the second numbered
 // alike and kube-proxy never received.
 func TestTwoStartsFromOneCacheNumberApart(t *testing.T) {
-	dir := t.TempDir()
-	old := indexedAt(t, 100)
-	saved, objects := old.state.storedSnapshot()
-	if _, err := saveStored(dir, "edge-1", saved, objects); err != nil {
-		t.Fatal(err)
-	}
-	start := func() *State {
-		rv, loaded, ok := LoadCache(dir, "edge-1")
-		if !ok {
-			t.Fatal("the cache did not load")
-		}
-		return NewState(StartRV(rv, ok), loaded)
-	}
-	first := start()
+	_, dir, _ := savedIndex(t)
+	first := startFromCache(t, dir)
 	for i := range 3 {
 		first.Set(testService("first-"+strconv.Itoa(i), "10.96.0.11", nil))
 	}
 	seen := first.RV() // kube-proxy's, when the first process died
-	second := start()
+	second := startFromCache(t, dir)
 	for i := range 6 {
 		second.Set(testService("second-"+strconv.Itoa(i), "10.96.0.12", nil))
 	}
@@ -67,6 +55,30 @@ func TestTwoStartsFromOneCacheNumberApart(t *testing.T) {
 	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 		t.Errorf("a watch from the first process's %d on the second, at %d: %v, want 410", seen, second.RV(), err)
 	}
+}
+
+// savedIndex is indexedAt(t, 100), saved for edge-1 in a cache directory of
+// its own at resourceVersion saved.
+func savedIndex(t *testing.T) (old *Upstream, dir string, saved uint64) {
+	t.Helper()
+	dir = t.TempDir()
+	old = indexedAt(t, 100)
+	saved, objects := old.state.storedSnapshot()
+	if _, err := saveStored(dir, "edge-1", saved, objects); err != nil {
+		t.Fatal(err)
+	}
+	return old, dir, saved
+}
+
+// startFromCache is the state of a process that starts from the cache in
+// dir, as gridview-wrapper starts.
+func startFromCache(t *testing.T, dir string) *State {
+	t.Helper()
+	rv, loaded, ok := LoadCache(dir, "edge-1")
+	if !ok {
+		t.Fatal("the cache did not load")
+	}
+	return NewState(StartRV(rv, ok), loaded)
 }
 
 func TestStartRV(t *testing.T) {

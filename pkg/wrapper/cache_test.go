@@ -120,22 +120,13 @@ func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
 // included: kube-proxy lists again rather than being resumed past changes
 // it never received, made under resourceVersions the old process used.
 func TestRestartFromCacheExpiresTheOldResourceVersions(t *testing.T) {
-	dir := t.TempDir()
-	old := indexedAt(t, 100)
-	saved, objects := old.state.storedSnapshot()
-	if _, err := saveStored(dir, "edge-1", saved, objects); err != nil {
-		t.Fatal(err)
-	}
+	old, dir, saved := savedIndex(t)
 	// Served to kube-proxy after the last save, then the process was killed.
 	putView(t, old, testView("edge-1", "echo", "echo-b"))
 	putView(t, old, testView("edge-1", "echo", "echo-c"))
 	latest := old.state.RV()
 
-	loadedRV, loaded, ok := LoadCache(dir, "edge-1")
-	if !ok {
-		t.Fatal("the cache did not load")
-	}
-	restarted := NewState(StartRV(loadedRV, ok), loaded)
+	restarted := startFromCache(t, dir)
 	// Changes made upstream while the wrapper was away.
 	restarted.Delete(endpointSlices, types.NamespacedName{Namespace: "demo", Name: "echo-a"})
 	restarted.Set(testService("other", "10.96.0.11", nil))
