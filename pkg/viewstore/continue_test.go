@@ -87,12 +87,18 @@ func TestHostileContinueTokens(t *testing.T) {
 		})
 	}
 
-	// A token from a state the bounded history no longer holds has expired.
+	// A token from a state the bounded history no longer holds reads on
+	// from the state kept for its list; once that is not kept any more, it
+	// has expired.
 	for i := range testOptions.HistorySize + 1 {
 		s.SetNode(node("edge-3", []string{"a", "b"}[i%2]))
 	}
+	if _, err := s.List(Filter{Namespace: "other"}, ListOptions{Limit: 2, Continue: first.Continue}); err != nil {
+		t.Errorf("continue from before the history, its first page's state kept: %v", err)
+	}
+	s.paged.forget()
 	if _, err := s.List(Filter{Namespace: "other"}, ListOptions{Limit: 2, Continue: first.Continue}); !apierrors.IsResourceExpired(err) {
-		t.Errorf("continue from before the history: %v, want 410", err)
+		t.Errorf("continue from before the history, its first page's state not kept: %v, want 410", err)
 	}
 }
 

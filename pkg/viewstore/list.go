@@ -112,6 +112,9 @@ func (s *Store) List(f Filter, opts ListOptions) (*topologyapi.NodeEndpointsList
 		list.Items = append(list.Items, r.object(node, view))
 		return true
 	})
+	if _, oneNode := f.node(); list.Continue != "" && !oneNode {
+		s.paged.keep(listRV, r)
+	}
 	list.ResourceVersion = fmt.Sprint(listRV)
 	return list, nil
 }
@@ -158,7 +161,7 @@ func (s *Store) yieldToFeed(f Filter, opts ListOptions) error {
 	busy := stream != nil && stream.Delivering(feedQuiet, feedFanOut)
 	var err error
 	if busy {
-		_, _, err = s.listStart(f, opts)
+		_, _, _, err = s.pageStart(f, opts)
 	}
 	s.mu.RUnlock()
 	if busy && err == nil {
@@ -188,20 +191,45 @@ func (s *Store) startRead(f Filter, opts ListOptions) (reader, uint64, *position
 		s.mu.RUnlock()
 		return reader{}, 0, nil, nil, errNotLoaded
 	}
-	listRV, after, err := s.listStart(f, opts)
-	if err != nil {
-		s.mu.RUnlock()
-		return reader{}, 0, nil, nil, err
-	}
 	if _, oneNode := f.node(); oneNode {
+		listRV, after, err := s.listStart(f, opts)
+		if err != nil {
+			s.mu.RUnlock()
+			return reader{}, 0, nil, nil, err
+		}
 		r := s.liveReader()
 		r.atRV = listRV
 		return r, listRV, after, s.mu.RUnlock, nil
 	}
-	r := s.snapshotReader()
+	listRV, after, kept, err := s.pageStart(f, opts)
+	if err != nil {
+		s.mu.RUnlock()
+		return reader{}, 0, nil, nil, err
+	}
+	r := kept
+	if r == nil {
+		current := s.snapshotReader()
+		r = &current
+	}
 	r.atRV = listRV
 	s.mu.RUnlock()
-	return r, listRV, after, func() {}, nil
+	return *r, listRV, after, func() {}, nil
+}
+
+// pageStart is listStart for a list that does not select one node: a later
+// page whose views changed since the first reads on from the state the
+// first was read at, while it is kept.
+func (s *Store) pageStart(f Filter, opts ListOptions) (uint64, *position, *reader, error) {
+	listRV, after, err := s.listStart(f, opts)
+	if !apierrors.IsResourceExpired(err) {
+		return listRV, after, nil, err
+	}
+	// listStart decoded it before it found the state expired.
+	token, _ := decodeContinue(opts.Continue)
+	if kept, ok := s.paged.at(token.RV); ok {
+		return token.RV, &token.After, &kept, nil
+	}
+	return 0, nil, nil, err
 }
 
 // listStart returns the resourceVersion a list is served at and where it

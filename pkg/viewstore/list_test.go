@@ -17,6 +17,7 @@ limitations under the License.
 package viewstore
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -79,9 +80,16 @@ func TestPagingReturnsTheWholeList(t *testing.T) {
 	}
 }
 
-func TestContinueExpiresOnlyWhenItsSelectionChanged(t *testing.T) {
+// A paged list reads every page at its first page's resourceVersion: from
+// the current state while nothing it selects changed, from the first page's
+// state, kept, after a change; once that is not kept, the token expires.
+func TestContinueReadsOnAtTheFirstPagesState(t *testing.T) {
 	s := newTestStore(t, testOptions)
 	demo := Filter{Namespace: "demo"}
+	whole, err := s.List(demo, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, err := s.List(demo, ListOptions{Limit: 2})
 	if err != nil || first.Continue == "" {
 		t.Fatalf("first page: %v, continue %q", err, first.Continue)
@@ -97,10 +105,29 @@ func TestContinueExpiresOnlyWhenItsSelectionChanged(t *testing.T) {
 		t.Errorf("continued page at resourceVersion %s, first at %s", next.ResourceVersion, first.ResourceVersion)
 	}
 
-	// A change inside it expires the token.
+	// A change inside it: the pages read on from the first page's state.
 	s.SetNode(node("edge-2", "b"))
+	if changed, err := s.List(demo, ListOptions{}); err != nil || reflect.DeepEqual(changed.Items, whole.Items) {
+		t.Fatalf("the change left the selection as it was (%v): the test proves nothing", err)
+	}
+	paged := first.Items
+	for token := first.Continue; token != ""; {
+		page, err := s.List(demo, ListOptions{Limit: 2, Continue: token})
+		if err != nil {
+			t.Fatalf("continue after a change of the selection, the first page's state kept: %v", err)
+		}
+		if page.ResourceVersion != first.ResourceVersion {
+			t.Errorf("continued page at resourceVersion %s, first at %s", page.ResourceVersion, first.ResourceVersion)
+		}
+		paged, token = append(paged, page.Items...), page.Continue
+	}
+	if !reflect.DeepEqual(paged, whole.Items) {
+		t.Errorf("pages read across a change:\n%v\nthe list before the change:\n%v", paged, whole.Items)
+	}
+	// Not kept any more, the state has expired.
+	s.paged.forget()
 	if _, err := s.List(demo, ListOptions{Limit: 2, Continue: first.Continue}); !apierrors.IsResourceExpired(err) {
-		t.Errorf("continue after a change of the selection: %v, want 410 Expired", err)
+		t.Errorf("continue after a change of the selection, the first page's state not kept: %v, want 410 Expired", err)
 	}
 
 	for _, tc := range []struct{ name, token string }{

@@ -107,6 +107,8 @@ type Store struct {
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]
+	// paged keeps the states paged lists read on from.
+	paged pagedStates
 }
 
 // New returns an empty store that serves nothing until it is loaded.
@@ -165,6 +167,7 @@ func (s *Store) load(rv uint64, inputs Inputs) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.snapshot.Store(nil)
+	s.paged.forget()
 	if s.stream != nil {
 		s.stream.Close()
 		s.engine = topology.NewEngine()
