@@ -28,12 +28,15 @@ import (
 // scale such a list spans hundreds of pages and the views change every few
 // pages, so without it `kubectl get nodeendpoints -A` would rarely end. A
 // kept state shares what did not change with the store, and holds what did
-// alive; keptPagesStates bounds how many are kept, keptPagesIdle for how
-// long one unread stays. A state not kept any more expires its lists' later
-// pages as before, when views they select changed.
+// alive: keptPagesStates bounds how many are kept, keptPagesIdle how long
+// one unread stays (dropped at the next change or read), keptPagesMaxAge
+// how long any stays, as compaction bounds etcd's. A list whose state is no
+// longer kept has its later pages expire, as before, when views they select
+// changed.
 const (
 	keptPagesStates = 2
 	keptPagesIdle   = 30 * time.Second
+	keptPagesMaxAge = 5 * time.Minute
 )
 
 // pagedStates holds the states of the paged lists in progress, by
@@ -44,18 +47,23 @@ type pagedStates struct {
 }
 
 type pagedState struct {
-	read reader
-	used time.Time
+	read       reader
+	kept, used time.Time
 }
 
-// keep holds r, the state at rv, for the next pages of a list, and drops
-// the state read least recently when more would be kept.
+// keep holds r for the next pages of a list at rv, if r is the state at rv
+// (a first page's), and drops the state read least recently when more would
+// be kept; a later page, read from the current state because nothing it
+// selects changed, only marks the list's state read.
 func (p *pagedStates) keep(rv uint64, r reader) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.dropIdle()
+	p.expireLocked()
 	if kept, ok := p.byRV[rv]; ok {
 		kept.used = time.Now()
+		return
+	}
+	if r.stateRV != rv {
 		return
 	}
 	if p.byRV == nil {
@@ -70,14 +78,15 @@ func (p *pagedStates) keep(rv uint64, r reader) {
 		}
 		delete(p.byRV, *oldest)
 	}
-	p.byRV[rv] = &pagedState{read: r, used: time.Now()}
+	now := time.Now()
+	p.byRV[rv] = &pagedState{read: r, kept: now, used: now}
 }
 
 // at returns the state kept at rv, if it is.
 func (p *pagedStates) at(rv uint64) (reader, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.dropIdle()
+	p.expireLocked()
 	kept, ok := p.byRV[rv]
 	if !ok {
 		return reader{}, false
@@ -86,18 +95,27 @@ func (p *pagedStates) at(rv uint64) (reader, bool) {
 	return kept.read, true
 }
 
+// expire drops the states unread for keptPagesIdle or kept for
+// keptPagesMaxAge; the store calls it at every change, which is what makes
+// a kept state hold more than the current one does.
+func (p *pagedStates) expire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expireLocked()
+}
+
+func (p *pagedStates) expireLocked() {
+	for rv, kept := range p.byRV {
+		if time.Since(kept.used) > keptPagesIdle || time.Since(kept.kept) > keptPagesMaxAge {
+			delete(p.byRV, rv)
+		}
+	}
+}
+
 // forget drops every state kept: the store was loaded again, and their
 // resourceVersions mean nothing any more.
 func (p *pagedStates) forget() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.byRV)
-}
-
-func (p *pagedStates) dropIdle() {
-	for rv, kept := range p.byRV {
-		if time.Since(kept.used) > keptPagesIdle {
-			delete(p.byRV, rv)
-		}
-	}
 }

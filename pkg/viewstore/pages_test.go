@@ -17,42 +17,135 @@ limitations under the License.
 package viewstore
 
 import (
+	"maps"
+	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	topologyapi "github.com/gridview/gridview/apis/topology"
 )
 
-// The states kept for paged lists are few and go once unread: a third
-// list's state takes the place of the one read least recently, and one
-// unread for keptPagesIdle is dropped.
+// The states kept for paged lists are few and go: a third list's state takes
+// the place of the one read least recently, one unread for keptPagesIdle
+// goes at the next change, and none stays past keptPagesMaxAge however
+// often it is read. A later page read from another state keeps nothing.
 func TestKeptPageStatesAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p pagedStates
-		kept := func(rv uint64) bool {
-			r, ok := p.at(rv)
-			if ok && r.atRV != rv {
-				t.Fatalf("the state kept at %d is the one of %d", rv, r.atRV)
-			}
-			return ok
+		held := func() []uint64 {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return slices.Sorted(maps.Keys(p.byRV))
 		}
-		p.keep(1, reader{atRV: 1})
+		p.keep(1, reader{stateRV: 1})
 		time.Sleep(time.Second)
-		p.keep(2, reader{atRV: 2})
+		p.keep(2, reader{stateRV: 2})
 		time.Sleep(time.Second)
-		if !kept(1) {
+		if _, ok := p.at(1); !ok {
 			t.Fatal("the first list's state was dropped while two were kept")
 		}
-		p.keep(3, reader{atRV: 3})
-		if kept(2) || !kept(1) || !kept(3) {
-			t.Errorf("a third list's state kept: 1 %v, 2 %v, 3 %v; want 1 and 3, whose pages were read last", kept(1), kept(2), kept(3))
+		p.keep(3, reader{stateRV: 3})
+		keptAt := time.Now()
+		if got := held(); !slices.Equal(got, []uint64{1, 3}) {
+			t.Errorf("a third list's state kept: %v held, want 1 and 3, whose pages were read last", got)
 		}
+		p.keep(4, reader{stateRV: 5})
+		if got := held(); !slices.Equal(got, []uint64{1, 3}) {
+			t.Errorf("a page at 4 read from the state at 5: %v held, want 1 and 3", got)
+		}
+
 		time.Sleep(keptPagesIdle - time.Second)
-		if !kept(3) {
-			t.Fatalf("a state read %s ago was dropped", keptPagesIdle-time.Second)
-		}
+		p.keep(3, reader{stateRV: 7}) // a later page of the list at 3
 		time.Sleep(2 * time.Second)
-		if kept(1) || !kept(3) {
-			t.Errorf("after %s: 1 (unread for %s) kept %v, 3 (read 2 s ago) kept %v; want 3 alone", keptPagesIdle+time.Second, keptPagesIdle+time.Second, kept(1), kept(3))
+		p.expire() // a change
+		if got := held(); !slices.Equal(got, []uint64{3}) {
+			t.Errorf("after %s, 1 unread all along, 3 read 2 s ago: %v held, want 3", keptPagesIdle+time.Second, got)
+		}
+		for range 2 * keptPagesMaxAge / (keptPagesIdle / 2) {
+			time.Sleep(keptPagesIdle / 2)
+			if _, ok := p.at(3); !ok {
+				break
+			}
+		}
+		if age := time.Since(keptAt); age <= keptPagesMaxAge || age > keptPagesMaxAge+keptPagesIdle/2 {
+			t.Errorf("a state read every %s was dropped %s after it was kept, want within %s after %s", keptPagesIdle/2, age, keptPagesIdle/2, keptPagesMaxAge)
+		}
+	})
+}
+
+// A state is kept only under the resourceVersion it is at: a later page of
+// one list that reads the current state, because nothing it selects
+// changed, or an exact list at an earlier resourceVersion, never passes that
+// state off as an earlier one to another list, whose pages would then hold
+// views newer than their resourceVersion. Such a list expires instead.
+func TestAKeptStateIsTheStateAtItsResourceVersion(t *testing.T) {
+	demo, other := Filter{Namespace: "demo"}, Filter{Namespace: "other"}
+	for _, tc := range []struct {
+		name string
+		read func(t *testing.T, s *Store, otherFirst *topologyapi.NodeEndpointsList)
+	}{
+		{name: "a later page of a list whose views did not change", read: func(t *testing.T, s *Store, otherFirst *topologyapi.NodeEndpointsList) {
+			if _, err := s.List(other, ListOptions{Limit: 1, Continue: otherFirst.Continue}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "an exact list at the earlier resourceVersion", read: func(t *testing.T, s *Store, otherFirst *topologyapi.NodeEndpointsList) {
+			if _, err := s.List(other, ListOptions{ResourceVersion: otherFirst.ResourceVersion, Exact: true, Limit: 1}); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestStore(t, testOptions)
+			otherFirst, err := s.List(other, ListOptions{Limit: 1})
+			if err != nil || otherFirst.Continue == "" {
+				t.Fatalf("other's first page: %v, continue %q", err, otherFirst.Continue)
+			}
+			demoFirst, err := s.List(demo, ListOptions{Limit: 1})
+			if err != nil || demoFirst.Continue == "" || demoFirst.ResourceVersion != otherFirst.ResourceVersion {
+				t.Fatalf("demo's first page: %v, continue %q, resourceVersion %s", err, demoFirst.Continue, demoFirst.ResourceVersion)
+			}
+			s.paged.forget() // as two later lists, or 30 s unread, would drop it
+			s.SetNode(node("edge-2", "b"))
+			at, err := strconv.ParseUint(demoFirst.ResourceVersion, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed, err := s.stream.ChangedSince(at, demo); err != nil || !changed {
+				t.Fatalf("demo's views changed %v (%v): the test proves nothing", changed, err)
+			}
+			tc.read(t, s, otherFirst)
+			if _, err := s.List(demo, ListOptions{Limit: 1, Continue: demoFirst.Continue}); !apierrors.IsResourceExpired(err) {
+				t.Errorf("demo's next page, its state not kept and its views changed: %v, want 410", err)
+			}
+		})
+	}
+}
+
+// A change drops the states unread for keptPagesIdle: they would hold alive
+// the views it replaces, for a list whose client went away.
+func TestAChangeDropsIdleKeptStates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestStore(t, testOptions)
+		if first, err := s.List(Filter{}, ListOptions{Limit: 1}); err != nil || first.Continue == "" {
+			t.Fatalf("first page: %v, continue %q", err, first.Continue)
+		}
+		kept := func() int {
+			s.paged.mu.Lock()
+			defer s.paged.mu.Unlock()
+			return len(s.paged.byRV)
+		}
+		if kept() != 1 {
+			t.Fatalf("%d states kept after a first page, want 1", kept())
+		}
+		time.Sleep(keptPagesIdle + time.Second)
+		s.SetNode(node("edge-3", "c"))
+		if kept() != 0 {
+			t.Errorf("%d states kept after a change, %s after the last page was read; want none", kept(), keptPagesIdle+time.Second)
 		}
 	})
 }

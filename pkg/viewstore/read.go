@@ -77,6 +77,8 @@ type reader struct {
 	views       views
 	services    map[types.NamespacedName]serviceMeta
 	nodeCreated map[string]metav1.Time
+	// stateRV is the resourceVersion of the state a snapshot copied.
+	stateRV uint64
 	// atRV, when set, is the resourceVersion of the list the objects are
 	// read for: an object's is never later. A list at an earlier
 	// resourceVersion whose objects have not changed since reads the
@@ -98,7 +100,7 @@ func (s *Store) snapshotReader() reader {
 		return *r
 	}
 	// Readers that race here make equal copies; writers wait for them.
-	r := &reader{views: s.engine.Snapshot(), services: maps.Clone(s.services), nodeCreated: maps.Clone(s.nodeCreated)}
+	r := &reader{views: s.engine.Snapshot(), services: maps.Clone(s.services), nodeCreated: maps.Clone(s.nodeCreated), stateRV: s.stream.RV()}
 	s.snapshot.Store(r)
 	return *r
 }

@@ -462,6 +462,7 @@ func (s *Store) publish(change func(rv uint64) []topology.SliceChange) time.Dura
 	// Any write may change what lists read, even one that moves no view
 	// (the stamps, a Service's creation time).
 	s.snapshot.Store(nil)
+	s.paged.expire()
 	changes := change(rv)
 	took := time.Since(start)
 	viewsChanged.Add(float64(len(changes)))
