@@ -21,7 +21,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"testing"
@@ -450,6 +452,10 @@ func TestHostileQueryParameters(t *testing.T) {
 	s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.3"}})
 	ctx := context.Background()
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	whole, err := views.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	first, err := views.List(ctx, metav1.ListOptions{Limit: 2})
 	if err != nil || first.Continue == "" {
 		t.Fatalf("a first page: %v, %v", first, err)
@@ -512,15 +518,39 @@ func TestHostileQueryParameters(t *testing.T) {
 		})
 	}
 
-	// A token of a state that moved on has expired.
+	// The later pages of a list whose views moved on read on at its first
+	// page's resourceVersion, as kube-apiserver's read an etcd revision.
 	s.relabel(t, "b1", "a")
-	eventually(t, 10*time.Second, "the first page's token expiring", func(ctx context.Context) error {
-		_, err := views.List(ctx, metav1.ListOptions{Limit: 2, Continue: first.Continue})
-		if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
-			return fmt.Errorf("continue after a change: %v, want 410", err)
+	eventually(t, 10*time.Second, "the views moving on", func(ctx context.Context) error {
+		now, err := views.List(ctx, metav1.ListOptions{})
+		if err == nil && maps.Equal(addressesByName(now.Items), addressesByName(whole.Items)) {
+			err = errors.New("the views are as they were")
 		}
-		return nil
+		return err
 	})
+	paged := first.Items
+	for token := first.Continue; token != ""; {
+		page, err := views.List(ctx, metav1.ListOptions{Limit: 2, Continue: token})
+		if err != nil {
+			t.Fatalf("a later page after a change: %v", err)
+		}
+		if page.ResourceVersion != first.ResourceVersion {
+			t.Errorf("a later page at resourceVersion %s, the first at %s", page.ResourceVersion, first.ResourceVersion)
+		}
+		paged, token = append(paged, page.Items...), page.Continue
+	}
+	if got, want := addressesByName(paged), addressesByName(whole.Items); !maps.Equal(got, want) {
+		t.Errorf("pages read across a change: %v\nthe views before it: %v", got, want)
+	}
+}
+
+// addressesByName is what each view routes to, by its name.
+func addressesByName(views []topologyv1alpha1.NodeEndpoints) map[string]string {
+	out := map[string]string{}
+	for i := range views {
+		out[views[i].Name] = fmt.Sprint(addresses(&views[i]))
+	}
+	return out
 }
 
 // The wrapper answers kube-proxy's parameters as kube-apiserver does: a bad
