@@ -53,8 +53,9 @@ const (
 	peerPingTimeout = 2 * time.Second
 	// peerHeaderTimeout bounds the wait for a leader that answers pings but
 	// not the read (a handler wedged, or queued for long by its API
-	// Priority and Fairness): the read is then served here. A watch's
-	// headers come as it starts, a node's list in milliseconds.
+	// Priority and Fairness or its list slots, as in a relist storm): the
+	// read is then served here, a list in this replica's own slots. A
+	// watch's headers come as it starts, a node's list in milliseconds.
 	peerHeaderTimeout = 10 * time.Second
 )
 
