@@ -29,8 +29,9 @@ import (
 // pages, so without it `kubectl get nodeendpoints -A` would rarely end. A
 // kept state shares what did not change with the store, and holds what did
 // alive: keptPagesStates bounds how many are kept, keptPagesIdle how long
-// one unread stays (dropped at the next change or read), keptPagesMaxAge
-// how long any stays, as compaction bounds etcd's. A list whose state is no
+// one unread stays, keptPagesMaxAge how long after its copy any is served,
+// as compaction bounds etcd's (either is dropped at the next change or
+// read). A list whose state is no
 // longer kept has its later pages expire, as before, when views they select
 // changed.
 const (
@@ -44,15 +45,19 @@ const (
 type pagedStates struct {
 	mu   sync.Mutex
 	byRV map[uint64]*pagedState
+	// loads counts forget: a state copied before the last load is never
+	// kept, its resourceVersion meaning nothing any more.
+	loads uint64
 }
 
 type pagedState struct {
-	read       reader
-	kept, used time.Time
+	read reader
+	used time.Time
 }
 
 // keep holds r for the next pages of a list at rv, if r is the state at rv
-// (a first page's), and drops the state read least recently when more would
+// (a first page's), copied since the last load and less than
+// keptPagesMaxAge ago, and drops the state read least recently when more would
 // be kept; a later page, read from the current state because nothing it
 // selects changed, only marks the list's state read.
 func (p *pagedStates) keep(rv uint64, r reader) {
@@ -63,7 +68,7 @@ func (p *pagedStates) keep(rv uint64, r reader) {
 		kept.used = time.Now()
 		return
 	}
-	if r.stateRV != rv {
+	if r.stateRV != rv || r.loads != p.loads || time.Since(r.copiedAt) > keptPagesMaxAge {
 		return
 	}
 	if p.byRV == nil {
@@ -78,8 +83,7 @@ func (p *pagedStates) keep(rv uint64, r reader) {
 		}
 		delete(p.byRV, *oldest)
 	}
-	now := time.Now()
-	p.byRV[rv] = &pagedState{read: r, kept: now, used: now}
+	p.byRV[rv] = &pagedState{read: r, used: time.Now()}
 }
 
 // at returns the state kept at rv, if it is.
@@ -106,7 +110,7 @@ func (p *pagedStates) expire() {
 
 func (p *pagedStates) expireLocked() {
 	for rv, kept := range p.byRV {
-		if time.Since(kept.used) > keptPagesIdle || time.Since(kept.kept) > keptPagesMaxAge {
+		if time.Since(kept.used) > keptPagesIdle || time.Since(kept.read.copiedAt) > keptPagesMaxAge {
 			delete(p.byRV, rv)
 		}
 	}
@@ -118,4 +122,13 @@ func (p *pagedStates) forget() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	clear(p.byRV)
+	p.loads++
+}
+
+// loadCount is how many times the store was loaded; the caller holds the
+// store's lock, which load takes to write.
+func (p *pagedStates) loadCount() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.loads
 }

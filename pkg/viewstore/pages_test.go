@@ -36,30 +36,31 @@ import (
 func TestKeptPageStatesAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var p pagedStates
+		state := func(rv uint64) reader { return reader{stateRV: rv, copiedAt: time.Now()} }
 		held := func() []uint64 {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			return slices.Sorted(maps.Keys(p.byRV))
 		}
-		p.keep(1, reader{stateRV: 1})
+		p.keep(1, state(1))
 		time.Sleep(time.Second)
-		p.keep(2, reader{stateRV: 2})
+		p.keep(2, state(2))
 		time.Sleep(time.Second)
 		if _, ok := p.at(1); !ok {
 			t.Fatal("the first list's state was dropped while two were kept")
 		}
-		p.keep(3, reader{stateRV: 3})
+		p.keep(3, state(3))
 		keptAt := time.Now()
 		if got := held(); !slices.Equal(got, []uint64{1, 3}) {
 			t.Errorf("a third list's state kept: %v held, want 1 and 3, whose pages were read last", got)
 		}
-		p.keep(4, reader{stateRV: 5})
+		p.keep(4, state(5))
 		if got := held(); !slices.Equal(got, []uint64{1, 3}) {
 			t.Errorf("a page at 4 read from the state at 5: %v held, want 1 and 3", got)
 		}
 
 		time.Sleep(keptPagesIdle - time.Second)
-		p.keep(3, reader{stateRV: 7}) // a later page of the list at 3
+		p.keep(3, state(7)) // a later page of the list at 3
 		time.Sleep(2 * time.Second)
 		p.expire() // a change
 		if got := held(); !slices.Equal(got, []uint64{3}) {
@@ -73,6 +74,16 @@ func TestKeptPageStatesAreBounded(t *testing.T) {
 		}
 		if age := time.Since(keptAt); age <= keptPagesMaxAge || age > keptPagesMaxAge+keptPagesIdle/2 {
 			t.Errorf("a state read every %s was dropped %s after it was kept, want within %s after %s", keptPagesIdle/2, age, keptPagesIdle/2, keptPagesMaxAge)
+		}
+		// A page read from it just before, done after, does not keep it again.
+		old := reader{stateRV: 3, copiedAt: keptAt}
+		p.keep(3, old)
+		// Nor does a page of a state copied before the store was loaded again.
+		stale := state(9)
+		p.forget()
+		p.keep(9, stale)
+		if got := held(); len(got) != 0 {
+			t.Errorf("a state past its age, and one copied before a load, kept again: %v held, want none", got)
 		}
 	})
 }
@@ -148,4 +159,25 @@ func TestAChangeDropsIdleKeptStates(t *testing.T) {
 			t.Errorf("%d states kept after a change, %s after the last page was read; want none", kept(), keptPagesIdle+time.Second)
 		}
 	})
+}
+
+// After a takeover's jump the state is at the jump's resourceVersion: a
+// first page there is kept, not refused as a copy of another state.
+func TestAFirstPageAfterATakeoverIsKept(t *testing.T) {
+	s := newTestStore(t, testOptions)
+	if _, err := s.List(Filter{}, ListOptions{Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	s.numberOnItsOwn(false)
+	first, err := s.List(Filter{}, ListOptions{Limit: 1})
+	if err != nil || first.Continue == "" {
+		t.Fatalf("first page after the jump: %v, continue %q", err, first.Continue)
+	}
+	at, err := strconv.ParseUint(first.ResourceVersion, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.paged.at(at); !ok {
+		t.Errorf("the first page at %d, after the jump, kept no state", at)
+	}
 }

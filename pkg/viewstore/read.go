@@ -20,6 +20,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,8 +78,11 @@ type reader struct {
 	views       views
 	services    map[types.NamespacedName]serviceMeta
 	nodeCreated map[string]metav1.Time
-	// stateRV is the resourceVersion of the state a snapshot copied.
-	stateRV uint64
+	// stateRV is the resourceVersion of the state a snapshot copied, loads
+	// how many times the store had been loaded then, copied when.
+	stateRV  uint64
+	loads    uint64
+	copiedAt time.Time
 	// atRV, when set, is the resourceVersion of the list the objects are
 	// read for: an object's is never later. A list at an earlier
 	// resourceVersion whose objects have not changed since reads the
@@ -100,7 +104,8 @@ func (s *Store) snapshotReader() reader {
 		return *r
 	}
 	// Readers that race here make equal copies; writers wait for them.
-	r := &reader{views: s.engine.Snapshot(), services: maps.Clone(s.services), nodeCreated: maps.Clone(s.nodeCreated), stateRV: s.stream.RV()}
+	r := &reader{views: s.engine.Snapshot(), services: maps.Clone(s.services), nodeCreated: maps.Clone(s.nodeCreated),
+		stateRV: s.stream.RV(), loads: s.paged.loadCount(), copiedAt: time.Now()}
 	s.snapshot.Store(r)
 	return *r
 }

@@ -238,6 +238,8 @@ func (s *Store) numberOnItsOwn(endWatches bool) {
 		s.stream.Close()
 	}
 	s.stream.Jump(changeEnd(takeoverJump(s.stream.RV() >> eventBits)))
+	// The state is at the jump's resourceVersion now.
+	s.snapshot.Store(nil)
 }
 
 // resourceVersion is the store's resourceVersion: that of its latest change.
