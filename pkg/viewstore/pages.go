@@ -31,9 +31,8 @@ import (
 // alive: keptPagesStates bounds how many are kept, keptPagesIdle how long
 // one unread stays, keptPagesMaxAge how long after its copy any is served,
 // as compaction bounds etcd's (either is dropped at the next change or
-// read). A list whose state is no
-// longer kept has its later pages expire, as before, when views they select
-// changed.
+// read). A list whose state is no longer kept has its later pages expire,
+// as before, when views they select changed.
 const (
 	keptPagesStates = 2
 	keptPagesIdle   = 30 * time.Second
@@ -57,9 +56,9 @@ type pagedState struct {
 
 // keep holds r for the next pages of a list at rv, if r is the state at rv
 // (a first page's), copied since the last load and less than
-// keptPagesMaxAge ago, and drops the state read least recently when more would
-// be kept; a later page, read from the current state because nothing it
-// selects changed, only marks the list's state read.
+// keptPagesMaxAge ago, and drops the state read least recently when more
+// would be kept; a later page, read from the current state because nothing
+// it selects changed, only marks the list's state read.
 func (p *pagedStates) keep(rv uint64, r reader) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -99,9 +98,9 @@ func (p *pagedStates) at(rv uint64) (reader, bool) {
 	return kept.read, true
 }
 
-// expire drops the states unread for keptPagesIdle or kept for
-// keptPagesMaxAge; the store calls it at every change, which is what makes
-// a kept state hold more than the current one does.
+// expire drops the states unread for keptPagesIdle or copied more than
+// keptPagesMaxAge ago; the store calls it at every change, which is what
+// makes a kept state hold more than the current one does.
 func (p *pagedStates) expire() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
