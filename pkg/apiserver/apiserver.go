@@ -19,20 +19,22 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"fmt"
-	"net/http"
+	"sync/atomic"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/gridview/gridview/apis/topology"
 	"github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/pkg/inputlog"
 	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
 	"github.com/gridview/gridview/pkg/registry/topology/servicegrid"
 	"github.com/gridview/gridview/pkg/registry/topology/serviceroutes"
@@ -42,12 +44,14 @@ import (
 // Config is the configuration of gridview-apiserver.
 type Config struct {
 	GenericConfig *genericapiserver.RecommendedConfig
-	// LeaderElectionNamespace holds the Lease that picks the replica that
-	// reconciles on informer events and serves every replica's reads of
-	// NodeEndpoints.
-	LeaderElectionNamespace string
-	// AdvertiseAddress (host:port) is where the other replicas reach this one.
-	AdvertiseAddress string
+	// Etcd reaches gridview's etcd, which holds the input log every
+	// replica derives its views from, and elects the replica that writes
+	// it and reconciles ServiceGrids on informer events.
+	Etcd *clientv3.Client
+	// EtcdPrefix is gridview's prefix in etcd (--etcd-prefix).
+	EtcdPrefix string
+	// Identity names this replica in the election.
+	Identity string
 	// RoutingMetricsInterval is how often the routing metrics are set; 0:
 	// never, and no NoEndpointsForNodes Events.
 	RoutingMetricsInterval time.Duration
@@ -57,11 +61,13 @@ type Config struct {
 type CompletedConfig struct {
 	GenericConfig genericapiserver.CompletedConfig
 	// ClientConfig reaches the cluster's kube-apiserver (--kubeconfig).
-	ClientConfig            *restclient.Config
-	LeaderElectionNamespace string
-	RoutingMetricsInterval  time.Duration
-	leadership              *leadership
-	leaderReads             *leaderReads
+	ClientConfig           *restclient.Config
+	Etcd                   *clientv3.Client
+	EtcdPrefix             string
+	Identity               string
+	RoutingMetricsInterval time.Duration
+	// leading is set while this replica leads.
+	leading *atomic.Bool
 }
 
 // Server is a running gridview-apiserver.
@@ -74,21 +80,15 @@ func (c *Config) Complete() CompletedConfig {
 	if c.GenericConfig.BuildHandlerChainFunc == nil {
 		c.GenericConfig.BuildHandlerChainFunc = genericapiserver.DefaultBuildHandlerChain
 	}
-	// A follower reads the leader's inputs for as long as it follows.
-	longRunning := c.GenericConfig.LongRunningFunc
-	c.GenericConfig.LongRunningFunc = func(req *http.Request, info *request.RequestInfo) bool {
-		return req.URL.Path == inputsPath || longRunning != nil && longRunning(req, info)
-	}
-	leadership := newLeadership(c.AdvertiseAddress)
-	reads := newLeaderReads(leadership)
-	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, reads, newListSlots())
+	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, newListSlots())
 	return CompletedConfig{
-		GenericConfig:           c.GenericConfig.Complete(),
-		ClientConfig:            c.GenericConfig.ClientConfig,
-		LeaderElectionNamespace: c.LeaderElectionNamespace,
-		RoutingMetricsInterval:  c.RoutingMetricsInterval,
-		leadership:              leadership,
-		leaderReads:             reads,
+		GenericConfig:          c.GenericConfig.Complete(),
+		ClientConfig:           c.GenericConfig.ClientConfig,
+		Etcd:                   c.Etcd,
+		EtcdPrefix:             c.EtcdPrefix,
+		Identity:               c.Identity,
+		RoutingMetricsInterval: c.RoutingMetricsInterval,
+		leading:                &atomic.Bool{},
 	}
 }
 
@@ -109,30 +109,67 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
-	dynamicKube, err := dynamic.NewForConfig(c.ClientConfig)
-	if err != nil {
-		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
-	}
 	registerMetrics()
-	c.leaderReads.trust.Store(newPeerTrust(c.ClientConfig, dynamicKube))
+	inputlog.RegisterMetrics()
 	inputsKube, err := kubernetes.NewForConfig(c.ClientConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating the Kubernetes client: %w", err)
 	}
 	inputs := viewInputs(inputsKube)
-	views, installViews, err := nodeViews(c, controllerKube, inputs)
+	logPrefix, electionPrefix := inputlog.Prefixes(c.EtcdPrefix)
+	writer, err := inputlog.NewWriter(c.Etcd, logPrefix, inputs.Core().V1().Nodes(), inputs.Core().V1().Services(),
+		inputs.Discovery().V1().EndpointSlices(), inputs.Core().V1().Namespaces())
 	if err != nil {
 		return nil, err
 	}
-	c.leaderReads.servesWatch = views.ServesWatch
+	views, installViews, err := nodeViews(c, controllerKube, inputs.Core().V1().Services(), logPrefix)
+	if err != nil {
+		return nil, err
+	}
 	if err := installViews(generic); err != nil {
 		return nil, err
 	}
-	controller, installController, err := serviceGridController(c, controllerKube, inputs.Core().V1().Services(), views.Loaded)
+	controller, installController, err := serviceGridController(c, controllerKube, inputs.Core().V1().Services())
 	if err != nil {
 		return nil, err
 	}
 	if err := installController(generic); err != nil {
+		return nil, err
+	}
+	// The campaign ends, and hands the leadership over, before the server
+	// closes its etcd client: with the client gone, the leadership would
+	// stay until the session expires.
+	campaignCtx, endCampaign := context.WithCancel(context.Background())
+	campaignEnded := make(chan struct{})
+	if err := generic.AddPostStartHook("campaign", func(ctx genericapiserver.PostStartHookContext) error {
+		go func() {
+			<-ctx.Done()
+			endCampaign()
+		}()
+		go func() {
+			defer close(campaignEnded)
+			inputlog.Campaign(campaignCtx, c.Etcd, electionPrefix, c.Identity, func(ctx context.Context, fence clientv3.Cmp) {
+				c.leading.Store(true)
+				defer c.leading.Store(false)
+				lead(ctx, func(ctx context.Context) error { return writer.Lead(ctx, fence) }, controller.Lead, func(ctx context.Context) error {
+					_, err := inputsKube.Discovery().ServerVersion()
+					return err
+				})
+			})
+		}()
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := generic.AddPreShutdownHook("end-campaign", func() error {
+		endCampaign()
+		select {
+		case <-campaignEnded:
+		case <-time.After(10 * time.Second):
+			klog.InfoS("The campaign for the leadership of gridview's input log did not end within 10 s; its etcd session expires")
+		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	// Every informer of inputs is requested by now: a later one would not
@@ -161,6 +198,52 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	return &Server{GenericAPIServer: generic}, nil
 }
+
+// lead runs what the leader does, the log's writer and the ServiceGrid
+// controller's reconciling on informer events, until ctx ends or the writer
+// stops: it was deposed, and a replica that no longer writes the log must
+// not reconcile either. A leader that cannot reach kube-apiserver for
+// unreachableLimit steps down too: its informers no longer see the cluster,
+// and the log it writes would hold every replica's views still, while
+// another replica may reach it.
+func lead(ctx context.Context, write func(context.Context) error, reconcile func(context.Context), reachable func(context.Context) error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	reconciled := make(chan struct{})
+	go func() {
+		defer close(reconciled)
+		reconcile(ctx)
+	}()
+	go func() {
+		reached := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(reachCheckInterval):
+			}
+			if err := reachable(ctx); err == nil {
+				reached = time.Now()
+			} else if time.Since(reached) >= unreachableLimit {
+				klog.ErrorS(err, "Stepping down: kube-apiserver cannot be reached", "for", time.Since(reached).Round(time.Second))
+				cancel()
+				return
+			}
+		}
+	}()
+	if err := write(ctx); err != nil && ctx.Err() == nil {
+		klog.ErrorS(err, "Stopped writing gridview's input log")
+	}
+	cancel()
+	<-reconciled
+}
+
+// How often the leader checks it reaches kube-apiserver, and how long it
+// leads without.
+const (
+	reachCheckInterval = 5 * time.Second
+	unreachableLimit   = 30 * time.Second
+)
 
 // kubeClientConfig raises client-go's default of 5 requests per second, which
 // a ServiceGrid write (a dry run) and its reconcile (an apply) exhaust fast.

@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/gridview/gridview/pkg/watchstream"
 )
@@ -44,16 +43,4 @@ func withListParameters(handler http.Handler) http.Handler {
 		}
 		handler.ServeHTTP(w, req)
 	})
-}
-
-// buildHandlerChain puts withListParameters, the forwarding of reads to the
-// leader, the bound on lists built at once and the batching of watch events
-// inside the chain build, after authentication and authorization: only who
-// may list learns what is wrong with the query, only an authorized read
-// reaches the leader, and only the replica that builds a list holds a slot
-// for it or serves a watch.
-func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler, reads *leaderReads, slots listSlots) func(http.Handler, *genericapiserver.Config) http.Handler {
-	return func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
-		return build(withListParameters(reads.wrap(slots.wrap(withWatchBatching(apiHandler)))), c)
-	}
 }

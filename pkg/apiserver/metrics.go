@@ -23,23 +23,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 )
 
-// forwardedReads counts the NodeEndpoints reads a replica that does not lead
-// handled: "leader" sent to the leader, "follower" watches served here from
-// the history this replica keeps as the leader's follower, "local" served
-// here because the leader did not answer. A growing "local" means clients of
-// this replica relist when they next reach the leader.
-var forwardedReads = metrics.NewCounterVec(&metrics.CounterOpts{
-	Subsystem: "gridview_apiserver", Name: "leader_reads_total", StabilityLevel: metrics.ALPHA,
-	Help: "NodeEndpoints reads a replica that does not lead sent to the leader (leader), served itself as the leader's follower (follower) or served itself because the leader did not answer (local).",
-}, []string{"served_by"})
-
-// leading says which replica answers every replica's reads of NodeEndpoints
-// and numbers view changes on its own.
-var leading = metrics.NewGauge(&metrics.GaugeOpts{
-	Subsystem: "gridview_apiserver", Name: "leading", StabilityLevel: metrics.ALPHA,
-	Help: "1 while this replica holds the ServiceGrid controller's Lease, whose holder reconciles ServiceGrids and answers every replica's reads of NodeEndpoints.",
-})
-
 // quietCollections counts the collection cycles run while the views were
 // quiet (see collectWhileQuiet).
 var quietCollections = metrics.NewCounter(&metrics.CounterOpts{
@@ -50,5 +33,5 @@ var quietCollections = metrics.NewCounter(&metrics.CounterOpts{
 var registerOnce sync.Once
 
 func registerMetrics() {
-	registerOnce.Do(func() { legacyregistry.MustRegister(forwardedReads, leading, quietCollections) })
+	registerOnce.Do(func() { legacyregistry.MustRegister(quietCollections) })
 }

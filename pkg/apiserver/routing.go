@@ -28,11 +28,11 @@ import (
 // routingObserver returns what keeps the routing metrics and sends the
 // NoEndpointsForNodes Warnings, for the post-start hook to run; nil when
 // --routing-metrics-interval is 0. Every replica keeps the metrics of its
-// own views; the Lease's holder alone sends the Events.
+// own views; the leader alone sends the Events.
 func routingObserver(cfg CompletedConfig, store viewstore.RoutesReader, services coreinformers.ServiceInformer, recorder record.EventRecorder) func(context.Context) {
 	if cfg.RoutingMetricsInterval == 0 {
 		return nil
 	}
-	observer := viewstore.NewRoutingObserver(store, services.Lister(), recorder, cfg.leadership.isLeader)
+	observer := viewstore.NewRoutingObserver(store, services.Lister(), recorder, cfg.leading.Load)
 	return func(ctx context.Context) { observer.Run(ctx, cfg.RoutingMetricsInterval) }
 }

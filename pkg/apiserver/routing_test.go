@@ -17,6 +17,7 @@ limitations under the License.
 package apiserver
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,20 +39,12 @@ func TestRoutingObserverFollowsTheInterval(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := CompletedConfig{RoutingMetricsInterval: tc.interval, leadership: newLeadership("10.0.0.1:443")}
+			cfg := CompletedConfig{RoutingMetricsInterval: tc.interval, leading: &atomic.Bool{}}
 			services := informers.NewSharedInformerFactory(fake.NewClientset(), 0).Core().V1().Services()
 			run := routingObserver(cfg, viewstore.New(viewstore.DefaultOptions), services, record.NewFakeRecorder(1))
 			if (run != nil) != tc.wantRun {
 				t.Errorf("an observer to run: %v, want %v", run != nil, tc.wantRun)
 			}
 		})
-	}
-}
-
-// Before the elector runs, no replica counts as the leader: none sends the
-// Warnings.
-func TestNoLeaderBeforeTheElection(t *testing.T) {
-	if newLeadership("10.0.0.1:443").isLeader() {
-		t.Error("isLeader = true before any election")
 	}
 }

@@ -17,22 +17,21 @@ limitations under the License.
 package apiserver
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/gridview/gridview/pkg/inputlog"
 	"github.com/gridview/gridview/pkg/viewstore"
 )
 
@@ -44,41 +43,34 @@ const viewsComponentName = "gridview-apiserver"
 const inputsResync = 10 * time.Minute
 
 // viewInputs returns the informers of the views' inputs, trimmed as they are
-// cached (viewstore.TrimInput). They are not the generic server's shared
+// cached (inputlog.TrimInput). They are not the generic server's shared
 // informers: those also serve admission policies' params, which must see
 // whole objects.
 func viewInputs(kube kubernetes.Interface) informers.SharedInformerFactory {
-	return informers.NewSharedInformerFactoryWithOptions(kube, inputsResync, informers.WithTransform(viewstore.TrimInput))
+	return informers.NewSharedInformerFactoryWithOptions(kube, inputsResync, informers.WithTransform(inputlog.TrimInput))
 }
 
-// nodeViews builds the store NodeEndpoints are served from, fed by the
-// informers of inputs on Nodes, Services, EndpointSlices and Namespaces
-// (their default topology rules), which its post-start hook starts, or by
-// the leader's inputs while another replica leads (followLeader). Every
-// replica computes its own views: nothing about them is stored.
-func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.SharedInformerFactory) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
+// nodeViews builds the store NodeEndpoints are served from, fed by
+// gridview's input log, which its post-start hook reads. Every replica
+// derives its own views from the log: nothing about them is stored, and no
+// replica talks to another.
+func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinformers.ServiceInformer, logPrefix string) (*viewstore.Store, func(*genericapiserver.GenericAPIServer) error, error) {
 	viewstore.RegisterMetrics()
 	store := viewstore.New(viewstore.DefaultOptions)
 	broadcaster := record.NewBroadcaster()
 	recorder := broadcaster.NewRecorder(kubescheme.Scheme, corev1.EventSource{Component: viewsComponentName})
-	feed, err := viewstore.NewFeed(store, inputs.Core().V1().Nodes(), inputs.Core().V1().Services(),
-		inputs.Discovery().V1().EndpointSlices(), inputs.Core().V1().Namespaces(), recorder)
-	if err != nil {
-		return nil, nil, err
-	}
-	observeRouting := routingObserver(cfg, store, inputs.Core().V1().Services(), recorder)
+	var reader *inputlog.Reader
+	// The leader reports what the log's changes say of the inputs, once
+	// they are news: not while it reads the revisions a start replays.
+	feed := viewstore.NewFeed(store, recorder, func(int64) bool { return cfg.leading.Load() && reader.Current() })
+	reader = inputlog.NewReader(cfg.Etcd, logPrefix, feed)
+	store.SetLog(reader)
+	observeRouting := routingObserver(cfg, store, services, recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
-		server.Handler.NonGoRestfulMux.HandleFunc(inputsPath, serveInputs(feed, cfg.leadership.refusesFollower))
-		numbering := &numbering{feed: feed, leadership: cfg.leadership, reads: cfg.leaderReads}
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
-			if !store.Loaded() {
-				return errors.New("the node views are not loaded yet")
-			}
-			return nil
-		}), healthz.NamedCheck("nodeendpoints-numbering", func(*http.Request) error {
-			if !numbering.settled() {
-				return fmt.Errorf("this replica has not followed the leader's inputs for %s yet: a takeover now would make clients relist", followBeforeReady)
+			if !reader.Current() {
+				return errors.New("the node views have not read gridview's input log up to its latest write yet")
 			}
 			return nil
 		})); err != nil {
@@ -88,16 +80,9 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, inputs informers.
 			broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
 			go func() {
 				defer broadcaster.Shutdown()
-				feed.Run(ctx)
+				reader.Run(ctx)
 			}()
 			go store.Run(ctx)
-			go func() {
-				if wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
-					return store.Loaded(), nil
-				}) == nil {
-					numbering.follow(ctx)
-				}
-			}()
 			go collectWhileViewsQuiet(ctx, store.Quiet)
 			if observeRouting != nil {
 				go observeRouting(ctx)

@@ -69,8 +69,7 @@ func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 				// As the generic watch handler: write each event taken,
 				// then flush.
 				build := func(handler http.Handler, _ *genericapiserver.Config) http.Handler { return handler }
-				reads := &leaderReads{leader: func() (string, bool) { return "", false }, refusesPeers: func() error { return nil }, waitsForPredecessor: func() error { return nil }}
-				handler := buildHandlerChain(build, reads, newListSlots())(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				handler := buildHandlerChain(build, newListSlots())(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 					watcher, err := stream.Watch(req.Context(), everything{}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
 					if err != nil {
 						t.Error(err)

@@ -33,10 +33,11 @@ import (
 // it is sent, so the change is kept once however many nodes it reaches.
 type entry struct {
 	store *Store
-	// rv is the resourceVersion the change ends at; its i-th slice change is
-	// sent at eventRV(i).
-	rv      uint64
-	changes []topology.SliceChange
+	// first is the resourceVersion of the change's first event and rv that
+	// of its last, which it ends at; its i-th slice change is sent at
+	// eventRV(i).
+	first, rv uint64
+	changes   []topology.SliceChange
 	// created holds the creation time of each Service the changes are of,
 	// as the store held it when the change was made: a watch resumed after
 	// the Service was deleted, or created again, is sent the objects live
@@ -65,8 +66,8 @@ const (
 // newEntry keeps a change. Its weight counts the nodes and endpoints it
 // holds, so that the history's bound holds its memory: an old slice view it
 // keeps is a slice the engine no longer does.
-func newEntry(store *Store, rv uint64, changes []topology.SliceChange) *entry {
-	e := &entry{store: store, rv: rv, changes: changes}
+func newEntry(store *Store, first, rv uint64, changes []topology.SliceChange) *entry {
+	e := &entry{store: store, first: first, rv: rv, changes: changes}
 	for i := range changes {
 		c := &changes[i]
 		if c.Old != nil && c.New != nil && c.Old.Service == c.New.Service && maps.Equal(c.Old.Labels, c.New.Labels) {
@@ -98,11 +99,11 @@ func (e *entry) ResourceVersion() uint64 { return e.rv }
 func (e *entry) Weight() int             { return e.weight }
 
 // eventRV is the resourceVersion of the events of the i-th slice change. A
-// change of more slices than its range numbers sends the last ones at its
-// end: a watcher cut off among those would miss the rest, but no change
-// touches a million slices.
+// change of more slices than its revision's range numbers sends the last
+// ones at its end: a watcher cut off among those would miss the rest, but
+// no revision changes four million slices.
 func (e *entry) eventRV(i int) uint64 {
-	return e.rv&^eventMask + uint64(min(i+1, eventMask))
+	return min(e.first+uint64(i), e.rv)
 }
 
 // isFor says whether a slice change is for a node. A change for every node
@@ -111,7 +112,7 @@ func (e *entry) eventRV(i int) uint64 {
 func (e *entry) isFor(c *topology.SliceChange, node string) bool {
 	if c.AllNodes {
 		added, known := e.store.nodeAdded[node]
-		return known && added < e.rv
+		return known && added < e.first
 	}
 	return slices.Contains(c.Nodes, node)
 }

@@ -17,167 +17,198 @@ limitations under the License.
 package viewstore
 
 import (
-	"context"
-	"fmt"
+	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/inputlog"
 	"github.com/gridview/gridview/pkg/topology"
 )
 
-// startFeed runs a feed on a fake cluster that holds objects, and returns
-// once its informers watch.
-func startFeed(t *testing.T, objects ...runtime.Object) (*fake.Clientset, *Store, *record.FakeRecorder) {
+// logFeed is a feed of a store, fed a log the test writes: each apply is
+// one revision after the last, and the feed reports Events whenever
+// reporting is set.
+type logFeed struct {
+	*Feed
+	t        *testing.T
+	store    *Store
+	recorder *record.FakeRecorder
+	revision int64
+	// reporting is what reports answers; asked the revisions it was asked
+	// about.
+	reporting bool
+	asked     []int64
+}
+
+// loadFeed loads a feed with objects at revision 10, as a replica whose log
+// etcd compacted there.
+func loadFeed(t *testing.T, objects ...metav1.Object) *logFeed {
 	t.Helper()
-	kube := fake.NewClientset(objects...)
-	// The fake clientset's watch does not resume from a resourceVersion: an
-	// object created between an informer's list and its watch is lost. Wait
-	// for the four watches before creating any.
-	watching := make(chan struct{}, 4)
-	kube.PrependWatchReactor("*", func(action clienttesting.Action) (bool, watch.Interface, error) {
-		w, err := kube.Tracker().Watch(action.GetResource(), action.GetNamespace())
-		watching <- struct{}{}
-		return true, w, err
+	f := &logFeed{t: t, store: New(testOptions), recorder: record.NewFakeRecorder(100), revision: 10, reporting: true}
+	f.Feed = NewFeed(f.store, f.recorder, func(revision int64) bool {
+		f.asked = append(f.asked, revision)
+		return f.reporting
 	})
-	factory := informers.NewSharedInformerFactory(kube, 0)
-	store := New(testOptions)
-	recorder := record.NewFakeRecorder(10)
-	feed, err := NewFeed(store, factory.Core().V1().Nodes(), factory.Core().V1().Services(), factory.Discovery().V1().EndpointSlices(),
-		factory.Core().V1().Namespaces(), recorder)
+	f.Load(f.revision, objects)
+	if got, want := f.store.resourceVersion(), revisionEnd(f.revision); got != want {
+		t.Fatalf("loaded at resourceVersion %d, want the end of revision %d, %d", got, f.revision, want)
+	}
+	return f
+}
+
+// apply writes one revision of changes and applies it: the store ends at the
+// revision's end, and asked reports of that revision alone.
+func (f *logFeed) apply(changes ...inputlog.Change) {
+	f.t.Helper()
+	// etcd numbers every write, the ServiceGrids' too: the log's
+	// revisions need not follow one another.
+	f.revision += 3
+	f.asked = nil
+	f.Apply(f.revision, changes)
+	if got, want := f.store.resourceVersion(), revisionEnd(f.revision); got != want {
+		f.t.Fatalf("after revision %d the store is at %d, want its end %d", f.revision, got, want)
+	}
+	if !slices.Equal(f.asked, []int64{f.revision}) {
+		f.t.Errorf("applying revision %d asked whether to report %v, want that revision", f.revision, f.asked)
+	}
+}
+
+// events drains the Events sent so far.
+func (f *logFeed) events() []string {
+	var out []string
+	for {
+		select {
+		case event := <-f.recorder.Events:
+			out = append(out, event)
+		default:
+			return out
+		}
+	}
+}
+
+// expectEventsSent checks the Events sent since the last call, in order.
+func (f *logFeed) expectEventsSent(what string, want ...string) {
+	f.t.Helper()
+	if got := f.events(); !slices.Equal(got, want) {
+		f.t.Errorf("%s: Events %q, want %q", what, got, want)
+	}
+}
+
+func set(kind inputlog.Kind, obj metav1.Object) inputlog.Change {
+	return inputlog.Change{Key: inputlog.KeyOf(kind, obj), Object: obj}
+}
+
+func removed(kind inputlog.Kind, namespace, name string) inputlog.Change {
+	return inputlog.Change{Key: inputlog.Key{Kind: kind, NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}}
+}
+
+// viewOf is a NodeEndpoints of namespace demo, nil when there is none.
+func viewOf(t *testing.T, store *Store, name string) *topologyapi.NodeEndpoints {
+	t.Helper()
+	view, err := store.Get("demo", name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	t.Cleanup(cancel)
-	factory.Start(ctx.Done())
-	go feed.Run(ctx)
-	for range 4 {
-		select {
-		case <-watching:
-		case <-time.After(5 * time.Second):
-			t.Fatal("the informers did not start watching")
+	return view
+}
+
+const (
+	malformedEvent = corev1.EventTypeWarning + " MalformedTopology A topology annotation cannot be parsed, so it is ignored: "
+	chosenEvent    = corev1.EventTypeNormal + " TopologyRuleChosen The Service carries several topology rules "
+)
+
+// startsWith says whether each Event starts as wanted.
+func startsWith(events []string, prefixes ...string) bool {
+	if len(events) != len(prefixes) {
+		return false
+	}
+	for i, event := range events {
+		if !strings.HasPrefix(event, prefixes[i]) {
+			return false
 		}
 	}
-	return kube, store, recorder
+	return true
 }
 
-// awaitView waits until a NodeEndpoints satisfies ok; nil for none.
-func awaitView(t *testing.T, store *Store, name, what string, ok func(*topologyapi.NodeEndpoints) bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-		view, err := store.Get("demo", name)
-		if apierrors.IsNotFound(err) {
-			return ok(nil), nil
-		}
-		return err == nil && ok(view), nil
-	}); err != nil {
-		t.Fatalf("%s: %v", what, err)
+func TestFeedLoadsThenAppliesTheLog(t *testing.T) {
+	f := loadFeed(t, node("edge-1", "a"), service("demo", "echo", nil, anyMatchUnit))
+	// Two inputs in one revision: the second's node sees the first's slice.
+	f.apply(set(inputlog.EndpointSlices, slice("demo", "echo", "edge-2")), set(inputlog.Nodes, node("edge-2", "a")))
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view == nil || len(view.Slice.Endpoints) != 1 {
+		t.Fatalf("edge-1 does not see edge-2's endpoint in its unit: %v", view)
 	}
+
+	f.apply(set(inputlog.Services, service("demo", "echo", nil, map[string]string{topology.AnnotationTopologyKeys: "[bad"})))
+	if events := f.events(); !startsWith(events, malformedEvent) {
+		t.Errorf("a malformed annotation: Events %q, want one %s", events, malformedEvent)
+	}
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view == nil || view.Topology.Rule != "" {
+		t.Errorf("a malformed rule still prunes: %v", view)
+	}
+	// Not news: the Service changed, its annotation did not.
+	f.apply(set(inputlog.Services, service("demo", "echo", map[string]string{"app": "echo"}, map[string]string{topology.AnnotationTopologyKeys: "[bad"})))
+	f.expectEventsSent("the same malformed annotation again")
+
+	f.apply(removed(inputlog.EndpointSlices, "demo", "echo-x"))
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view != nil {
+		t.Errorf("the deleted slice's NodeEndpoints stayed: %v", view)
+	}
+	f.apply(removed(inputlog.Nodes, "", "edge-2"), removed(inputlog.Services, "demo", "echo"))
+	if list, err := f.store.List(Filter{}, ListOptions{}); err != nil || len(list.Items) != 0 {
+		t.Errorf("views left after every Service went: %v (%v)", names(list), err)
+	}
+	f.expectEventsSent("deletions")
 }
 
-// awaitEvent waits for the next Event and checks it starts with want.
-func awaitEvent(t *testing.T, recorder *record.FakeRecorder, want string) {
-	t.Helper()
-	select {
-	case event := <-recorder.Events:
-		if !strings.HasPrefix(event, want) {
-			t.Errorf("event %q, want a %s", event, want)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("no %s Event", want)
-	}
-}
-
-func TestFeedLoadsThenFollowsTheCluster(t *testing.T) {
-	kube, store, recorder := startFeed(t, node("edge-1", "a"), service("demo", "echo", nil, anyMatchUnit))
-	ctx := t.Context()
-	if _, err := kube.DiscoveryV1().EndpointSlices("demo").Create(ctx, slice("demo", "echo", "edge-2"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kube.CoreV1().Nodes().Create(ctx, node("edge-2", "a"), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	awaitView(t, store, "edge-1..echo-x", "edge-1 never saw edge-2's endpoint in its unit", func(view *topologyapi.NodeEndpoints) bool {
-		return view != nil && len(view.Slice.Endpoints) == 1
-	})
-
-	bad := service("demo", "echo", nil, map[string]string{"topologyKeys": "[bad"})
-	bad.ResourceVersion = "2"
-	if _, err := kube.CoreV1().Services("demo").Update(ctx, bad, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	awaitEvent(t, recorder, corev1.EventTypeWarning+" MalformedTopology")
-
-	if err := kube.DiscoveryV1().EndpointSlices("demo").Delete(ctx, "echo-x", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	awaitView(t, store, "edge-1..echo-x", "the deleted slice's NodeEndpoints stayed", func(view *topologyapi.NodeEndpoints) bool { return view == nil })
-}
-
-func TestFeedFollowsNamespaceDefaultsAndReportsRules(t *testing.T) {
+func TestFeedAppliesNamespaceDefaultsAndReportsRules(t *testing.T) {
 	demo := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: map[string]string{topology.AnnotationGridviewKeys: "unit"}}}
-	kube, store, recorder := startFeed(t, node("edge-1", "a"), node("edge-2", "b"), demo,
-		service("demo", "echo", nil, nil), slice("demo", "echo", "edge-2"))
-	ctx := t.Context()
-	awaitView(t, store, "edge-2..echo-x", "edge-2 does not see its own endpoint", func(view *topologyapi.NodeEndpoints) bool {
-		return view != nil && view.Topology.Rule == topology.RuleNamespace
-	})
-	if _, err := store.Get("demo", "edge-1..echo-x"); !apierrors.IsNotFound(err) {
-		t.Errorf("edge-1 sees edge-2's endpoint in another unit, though the Namespace's default was loaded first: %v", err)
+	// The Namespace comes last: its default applies from the start anyway.
+	f := loadFeed(t, node("edge-1", "a"), node("edge-2", "b"), service("demo", "echo", nil, nil), slice("demo", "echo", "edge-2"), demo)
+	if view := viewOf(t, f.store, "edge-2..echo-x"); view == nil || view.Topology.Rule != topology.RuleNamespace {
+		t.Fatalf("edge-2 does not see its own endpoint by the Namespace's default: %v", view)
+	}
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view != nil {
+		t.Errorf("edge-1 sees edge-2's endpoint in another unit, though the Namespace's default was loaded first: %v", view)
 	}
 
-	// The fake clientset keeps the resourceVersion it is given.
-	updateNamespace := func(annotations map[string]string, resourceVersion string) {
-		t.Helper()
+	namespace := func(annotations map[string]string) inputlog.Change {
 		ns := demo.DeepCopy()
-		ns.Annotations, ns.ResourceVersion = annotations, resourceVersion
-		if _, err := kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		ns.Annotations = annotations
+		return set(inputlog.Namespaces, ns)
 	}
-	updateNamespace(nil, "2")
-	awaitView(t, store, "edge-1..echo-x", "the default's removal did not unprune the Service", func(view *topologyapi.NodeEndpoints) bool {
-		return view != nil && view.Topology.Rule == ""
-	})
-	updateNamespace(map[string]string{topology.AnnotationGridviewKeys: "*,unit"}, "3")
-	awaitEvent(t, recorder, corev1.EventTypeWarning+" MalformedTopology")
+	f.apply(namespace(nil))
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view == nil || view.Topology.Rule != "" {
+		t.Errorf("the default's removal did not unprune the Service: %v", view)
+	}
+	f.expectEventsSent("a default removed")
+	f.apply(namespace(map[string]string{topology.AnnotationGridviewKeys: "*,unit"}))
+	if events := f.events(); !startsWith(events, malformedEvent) {
+		t.Errorf("a malformed default: Events %q, want one %s", events, malformedEvent)
+	}
 
-	several := service("demo", "echo", nil, map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"})
-	for i, labels := range []map[string]string{nil, {"app": "echo"}} {
-		several.Labels, several.ResourceVersion = labels, fmt.Sprint(i+2)
-		if _, err := kube.CoreV1().Services("demo").Update(ctx, several, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
+	several := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+	for _, labels := range []map[string]string{nil, {"app": "echo"}} {
+		f.apply(set(inputlog.Services, service("demo", "echo", labels, several)))
+		if view := viewOf(t, f.store, "edge-2..echo-x"); view == nil || view.Labels["app"] != labels["app"] || view.Topology.Rule != topology.RuleGridview {
+			t.Errorf("the Service's labels %v and rule: %v", labels, view)
 		}
-		awaitView(t, store, "edge-2..echo-x", "the Service's labels", func(view *topologyapi.NodeEndpoints) bool {
-			return view != nil && view.Labels["app"] == labels["app"] && view.Topology.Rule == topology.RuleGridview
-		})
 	}
-	awaitEvent(t, recorder, corev1.EventTypeNormal+" TopologyRuleChosen The Service carries several topology rules (Gridview, OpenYurt): Gridview applies")
-	select {
-	case event := <-recorder.Events:
-		t.Errorf("the same rules were reported again: %q", event)
-	default:
-	}
+	f.expectEventsSent("the same rules twice", chosenEvent+"(Gridview, OpenYurt): Gridview applies")
 }
 
 // TestFeedReportsRuleChangesOnly checks what is news of a Service's several
-// rules: the first TopologyRuleChosen Event must be the last step's, since
-// the Events of one informer come in order through one worker.
+// rules: only the last step's TopologyRuleChosen Event is sent.
 func TestFeedReportsRuleChangesOnly(t *testing.T) {
 	gridviewOpenYurt := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
 	gridviewSuperEdge := map[string]string{topology.AnnotationGridviewKeys: "unit,*", topology.AnnotationTopologyKeys: `["unit","*"]`}
@@ -196,55 +227,100 @@ func TestFeedReportsRuleChangesOnly(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		atStart []runtime.Object
-		// updates are applied in order; the last must be reported.
-		updates []*corev1.Service
+		atStart []metav1.Object
+		// updates are applied in order, each a revision; the last alone
+		// must be reported.
+		updates []inputlog.Change
 		want    string
 	}{{
 		name:    "rules found at start are not news, nor is another change of their Service",
-		atStart: []runtime.Object{service("demo", "echo", nil, gridviewOpenYurt)},
-		updates: []*corev1.Service{service("demo", "echo", map[string]string{"app": "echo"}, gridviewOpenYurt), service("demo", "echo", nil, allThree)},
-		want:    "(Gridview, SuperEdge, OpenYurt): Gridview applies",
+		atStart: []metav1.Object{service("demo", "echo", nil, gridviewOpenYurt)},
+		updates: []inputlog.Change{
+			set(inputlog.Services, service("demo", "echo", map[string]string{"app": "echo"}, gridviewOpenYurt)),
+			set(inputlog.Services, service("demo", "echo", nil, allThree)),
+		},
+		want: "(Gridview, SuperEdge, OpenYurt): Gridview applies",
 	}, {
 		name:    "a ServiceGrid's Service found at start",
-		atStart: []runtime.Object{rendered("grid", gridviewSuperEdge)},
-		updates: []*corev1.Service{service("demo", "echo", nil, gridviewOpenYurt)},
+		atStart: []metav1.Object{rendered("grid", gridviewSuperEdge)},
+		updates: []inputlog.Change{set(inputlog.Services, service("demo", "echo", nil, gridviewOpenYurt))},
 		want:    "(Gridview, OpenYurt): Gridview applies",
 	}, {
-		name:    "a ServiceGrid's Service rendered while running",
-		updates: []*corev1.Service{rendered("grid", gridviewSuperEdge), service("demo", "echo", nil, gridviewOpenYurt)},
+		name: "a ServiceGrid's Service rendered while running",
+		updates: []inputlog.Change{
+			set(inputlog.Services, rendered("grid", gridviewSuperEdge)),
+			set(inputlog.Services, service("demo", "echo", nil, gridviewOpenYurt)),
+		},
+		want: "(Gridview, OpenYurt): Gridview applies",
+	}, {
+		name:    "a Service created again while the writer was busy: an update of another UID",
+		atStart: []metav1.Object{withUID(service("demo", "echo", nil, gridviewOpenYurt), "first")},
+		updates: []inputlog.Change{set(inputlog.Services, withUID(service("demo", "echo", nil, gridviewOpenYurt), "second"))},
 		want:    "(Gridview, OpenYurt): Gridview applies",
 	}, {
-		name:    "a Service created again, as the worker may see it: an update of another UID",
-		atStart: []runtime.Object{withUID(service("demo", "echo", nil, gridviewOpenYurt), "first")},
-		updates: []*corev1.Service{withUID(service("demo", "echo", nil, gridviewOpenYurt), "second")},
-		want:    "(Gridview, OpenYurt): Gridview applies",
+		name:    "a Service deleted, then created again",
+		atStart: []metav1.Object{withUID(service("demo", "echo", nil, gridviewOpenYurt), "first")},
+		updates: []inputlog.Change{
+			removed(inputlog.Services, "demo", "echo"),
+			set(inputlog.Services, withUID(service("demo", "echo", nil, gridviewOpenYurt), "first")),
+		},
+		want: "(Gridview, OpenYurt): Gridview applies",
 	}, {
 		name:    "a Service another group's ServiceGrid controls",
-		updates: []*corev1.Service{ownedByOthers},
+		updates: []inputlog.Change{set(inputlog.Services, ownedByOthers)},
 		want:    "(Gridview, SuperEdge): Gridview applies",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kube, store, recorder := startFeed(t, tc.atStart...)
-			// An update before the feed lists its Services would be found at start.
-			if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-				return store.Loaded(), nil
-			}); err != nil {
-				t.Fatalf("the store was not loaded: %v", err)
-			}
-			for i, svc := range tc.updates {
-				svc.ResourceVersion = fmt.Sprint(i + 10)
-				_, err := kube.CoreV1().Services("demo").Update(t.Context(), svc, metav1.UpdateOptions{})
-				if apierrors.IsNotFound(err) {
-					_, err = kube.CoreV1().Services("demo").Create(t.Context(), svc, metav1.CreateOptions{})
-				}
-				if err != nil {
-					t.Fatal(err)
+			f := loadFeed(t, tc.atStart...)
+			for i, change := range tc.updates {
+				f.apply(change)
+				if i < len(tc.updates)-1 {
+					f.expectEventsSent("before the last step")
 				}
 			}
-			awaitEvent(t, recorder, corev1.EventTypeNormal+" TopologyRuleChosen The Service carries several topology rules "+tc.want)
+			f.expectEventsSent("the last step", chosenEvent+tc.want)
 		})
+	}
+}
+
+// TestFeedReportsOnlyWhatReportsAllows checks that a replica that does not
+// report, as every one but the log's writer, or the writer while it reads
+// revisions older than its lead, sends no Event, though its views follow
+// the log; and that what it applied then is no news once it reports.
+func TestFeedReportsOnlyWhatReportsAllows(t *testing.T) {
+	several := map[string]string{topology.AnnotationGridviewKeys: "unit", topology.AnnotationOpenYurtTopologyKeys: "openyurt.io/nodepool"}
+	malformed := map[string]string{topology.AnnotationGridviewKeys: "*,unit"}
+	// A load reports nothing, whatever reports says: Events are ephemeral,
+	// and every replica loads.
+	f := loadFeed(t, node("edge-1", "a"), slice("demo", "echo", "edge-1"), service("demo", "echo", nil, several),
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: malformed}})
+	f.expectEventsSent("a load")
+	if f.asked != nil {
+		t.Errorf("a load asked whether to report revisions %v", f.asked)
+	}
+
+	f.reporting = false
+	f.apply(set(inputlog.Services, service("demo", "echo", nil, map[string]string{topology.AnnotationTopologyKeys: "[bad"})),
+		set(inputlog.Namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Annotations: malformed}}))
+	f.apply(set(inputlog.Services, service("demo", "other", nil, several)))
+	f.expectEventsSent("revisions not to report")
+	if f.store.malformed(service("demo", "echo", nil, nil)) == "" || f.store.namespaceMalformed("other") == "" {
+		t.Error("the store did not apply the malformed annotations it was not to report")
+	}
+	if view := viewOf(t, f.store, "edge-1..echo-x"); view == nil || view.Topology.Rule != "" {
+		t.Errorf("the views did not follow a revision not reported: %v", view)
+	}
+
+	// What was applied unreported is no news later.
+	f.reporting = true
+	f.apply(set(inputlog.Services, service("demo", "other", map[string]string{"app": "other"}, several)),
+		set(inputlog.Services, service("demo", "echo", map[string]string{"app": "echo"}, map[string]string{topology.AnnotationTopologyKeys: "[bad"})))
+	f.expectEventsSent("what was applied unreported, again")
+	f.apply(set(inputlog.Namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "third", Annotations: malformed}}),
+		set(inputlog.Services, service("demo", "echo", nil, several)))
+	if events := f.events(); !startsWith(events, malformedEvent, chosenEvent+"(Gridview, OpenYurt): Gridview applies") {
+		t.Errorf("news once reported: Events %q, want a MalformedTopology then a TopologyRuleChosen", events)
 	}
 }
 
@@ -254,16 +330,10 @@ func TestFeedCountsMalformedDefaults(t *testing.T) {
 	RegisterMetrics()
 	malformed := map[string]string{topology.AnnotationGridviewKeys: "*,unit"}
 	demo := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: malformed}}
-	kube, _, _ := startFeed(t, demo, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fine"}})
-	awaitGauge := func(want float64) {
-		t.Helper()
-		if err := wait.PollUntilContextTimeout(t.Context(), 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
-			return gaugeValue(t, malformedDefaults) == want, nil
-		}); err != nil {
-			t.Fatalf("%v malformed Namespace defaults, want %v", gaugeValue(t, malformedDefaults), want)
-		}
+	f := loadFeed(t, demo, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fine"}})
+	if got := gaugeValue(t, malformedDefaults); got != 1 {
+		t.Fatalf("%v malformed Namespace defaults after the load, want 1", got)
 	}
-	awaitGauge(1)
 	tests := []struct {
 		name        string
 		annotations map[string]string
@@ -274,20 +344,19 @@ func TestFeedCountsMalformedDefaults(t *testing.T) {
 		{name: "broken again", annotations: malformed, want: 1},
 		{name: "deleted", deleted: true, want: 0},
 	}
-	for i, tc := range tests {
+	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var err error
+			f.t = t
 			if tc.deleted {
-				err = kube.CoreV1().Namespaces().Delete(t.Context(), demo.Name, metav1.DeleteOptions{})
+				f.apply(removed(inputlog.Namespaces, "", demo.Name))
 			} else {
 				ns := demo.DeepCopy()
-				ns.Annotations, ns.ResourceVersion = tc.annotations, fmt.Sprint(i+2)
-				_, err = kube.CoreV1().Namespaces().Update(t.Context(), ns, metav1.UpdateOptions{})
+				ns.Annotations = tc.annotations
+				f.apply(set(inputlog.Namespaces, ns))
 			}
-			if err != nil {
-				t.Fatal(err)
+			if got := gaugeValue(t, malformedDefaults); got != tc.want {
+				t.Errorf("%v malformed Namespace defaults, want %v", got, tc.want)
 			}
-			awaitGauge(tc.want)
 		})
 	}
 }

@@ -18,44 +18,63 @@ package viewstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/klog/v2"
+
 	"k8s.io/apiserver/pkg/storage"
-
-	"github.com/gridview/gridview/pkg/watchstream"
 )
 
-// freshWait bounds how long a read waits for a store that follows the
-// leader to reach a resourceVersion the leader issued; freshPoll is how
-// often it looks: coarse, since at a takeover every node's watch may wait
-// at once, on the CPUs the store needs to get there. followerWait bounds how
-// long a follower waits to reach a watch's resourceVersion before it sends
-// the watch to the leader, which serves it at once.
+// freshWait bounds how long a read waits for the store to reach a
+// resourceVersion another replica issued; freshPoll is how often it looks:
+// coarse, since after a restart every node's watch may wait at once, on the
+// CPUs the store needs to get there.
 const (
-	freshWait    = 3 * time.Second
-	freshPoll    = 50 * time.Millisecond
-	followerWait = 500 * time.Millisecond
+	freshWait = 3 * time.Second
+	freshPoll = 50 * time.Millisecond
 )
 
-// AwaitFresh waits, while the store follows the leader, until it reaches
-// the resourceVersion a read names (a resourceVersion, or a continue
-// token's): the leader issued it for an input this replica has yet to
-// apply, as when the leader's clients come here the moment it goes. One
-// still beyond after freshWait is answered as kube-apiserver answers it,
-// "Too large resource version", with a Retry-After. A store that numbers
-// changes on its own answers such a resourceVersion as another process's
-// (410), as before.
+// Log is what the store asks of the log it is fed from, beyond what it
+// applied.
+type Log interface {
+	// Revision is the revision etcd is at.
+	Revision(ctx context.Context) (int64, error)
+	// RequestProgress asks etcd to tell the feed how far it read the log.
+	RequestProgress()
+}
+
+// SetLog sets the log the store's feed reads, which reads that must be
+// current and reads that wait for a revision ask.
+func (s *Store) SetLog(log Log) { s.log.Store(&log) }
+
+// AwaitFresh waits until the store reaches the resourceVersion a read names
+// (a resourceVersion, or a continue token's): another replica, which read
+// the log further, issued it, and this one will number the same changes
+// alike once it gets there. One still beyond after freshWait is answered as
+// kube-apiserver answers it, "Too large resource version", with a
+// Retry-After, which client-go retries without listing again. A read that
+// names neither must be current, as kube-apiserver's are: it waits for the
+// revision etcd is at, and a replica that cannot reach etcd refuses it
+// rather than serve what may be old.
 func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken string) error {
-	if !s.following.Load() {
-		return nil
-	}
 	var want uint64
 	if continueToken != "" && resourceVersion != "" && resourceVersion != "0" {
 		return nil // the read itself refuses both
 	}
-	if continueToken != "" {
+	if !s.Loaded() {
+		return nil // the read itself says the views are not loaded
+	}
+	if log := s.log.Load(); log != nil && continueToken == "" && resourceVersion == "" {
+		revision, err := (*log).Revision(ctx)
+		if err != nil {
+			klog.V(2).InfoS("Cannot read the revision of gridview's etcd for a read that must be current", "err", err)
+			return apierrors.NewServiceUnavailable("gridview's etcd cannot be reached, so the views may not be current")
+		}
+		want = revisionEnd(revision)
+	} else if continueToken != "" {
 		token, err := decodeContinue(continueToken)
 		if err != nil {
 			return nil // the read itself says what is wrong
@@ -64,24 +83,48 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 	} else if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil {
 		want = rv
 	}
+	if want>>(eventBits+revisionBits) != EngineGeneration {
+		return nil // another engine's: the read itself answers 410
+	}
 	if current, reached := s.awaitReached(ctx, want, freshWait); !reached {
+		if s.neverIssued(ctx, want) {
+			return apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d names a revision gridview's etcd has not reached (was it restored or replaced?): list again", want))
+		}
 		return storage.NewTooLargeResourceVersionError(want, current, 1)
 	}
 	return nil
 }
 
-// awaitReached waits up to wait, while the store follows the leader, until
-// it reaches want, and says whether it did (or stopped following) and where
-// it stands.
+// neverIssued says whether a resourceVersion names a revision after the one
+// etcd is at: no replica issued it for this etcd, and none ever will for
+// the same content, so waiting for it would wait for ever.
+func (s *Store) neverIssued(ctx context.Context, rv uint64) bool {
+	log := s.log.Load()
+	if log == nil {
+		return false
+	}
+	revision, err := (*log).Revision(ctx)
+	return err == nil && rv > revisionEnd(revision)
+}
+
+// awaitReached waits up to wait until the store reaches want, and says
+// whether it did and where it stands.
 func (s *Store) awaitReached(ctx context.Context, want uint64, wait time.Duration) (uint64, bool) {
 	deadline := time.Now().Add(wait)
 	if end, ok := ctx.Deadline(); ok && end.Before(deadline) {
 		deadline = end
 	}
+	asked := time.Time{}
 	for {
 		current := s.resourceVersion()
-		if want <= current || !s.following.Load() {
+		if want <= current {
 			return current, true
+		}
+		// The revision may hold no change of the log, which only etcd's
+		// word that the store read past it moves the store to.
+		if log := s.log.Load(); log != nil && time.Since(asked) >= time.Second {
+			(*log).RequestProgress()
+			asked = time.Now()
 		}
 		if time.Now().After(deadline) {
 			return current, false
@@ -92,62 +135,4 @@ func (s *Store) awaitReached(ctx context.Context, want uint64, wait time.Duratio
 		case <-time.After(freshPoll):
 		}
 	}
-}
-
-// ServesWatch says whether a replica that follows the leader serves a watch
-// from resourceVersion itself rather than on the leader: a watch from any
-// state ("0"), or one from a resourceVersion it reached and its history
-// still holds, whose changes it numbers as the leader did. A watch from the
-// latest state (""), from a resourceVersion it has yet to reach, or from
-// before it loaded the leader's state, is the leader's to serve. The caller
-// marks such a watch's context with AsFollower.
-//
-// A client re-watches the moment its watch ends, from a change the leader
-// may have numbered a moment ago: the follower waits up to followerWait to
-// reach it before it leaves the watch to the leader.
-func (s *Store) ServesWatch(ctx context.Context, resourceVersion string) bool {
-	if !s.following.Load() {
-		return false
-	}
-	if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil && rv > 0 {
-		s.awaitReached(ctx, rv, followerWait)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.servesWatch(resourceVersion)
-}
-
-// servesWatch is ServesWatch under the store's lock.
-func (s *Store) servesWatch(resourceVersion string) bool {
-	if !s.following.Load() || s.stream == nil {
-		return false
-	}
-	if resourceVersion == "0" {
-		return true
-	}
-	rv, err := strconv.ParseUint(resourceVersion, 10, 64)
-	return err == nil && s.stream.Resumable(rv)
-}
-
-type asFollowerKey struct{}
-
-// AsFollower marks a watch that ServesWatch gave this replica.
-func AsFollower(ctx context.Context) context.Context {
-	return context.WithValue(ctx, asFollowerKey{}, true)
-}
-
-// errNoLongerFollowing answers a watch given to this replica as the leader's
-// follower that, by the time it started, the replica no longer served: it
-// stopped following, or loaded a new state of the leader's. A 429 has
-// client-go watch again, from the same resourceVersion, where another error
-// would have it list again.
-var errNoLongerFollowing = apierrors.NewTooManyRequests("this replica stopped following the leader, or loaded its state again, as the watch started: watch again", 1)
-
-// checkStillFollowing refuses, under the store's lock, a watch marked
-// AsFollower that the store no longer serves as the leader's follower.
-func (s *Store) checkStillFollowing(ctx context.Context, opts watchstream.WatchOptions) error {
-	if marked, _ := ctx.Value(asFollowerKey{}).(bool); marked && !s.servesWatch(opts.ResourceVersion) {
-		return errNoLongerFollowing
-	}
-	return nil
 }

@@ -19,6 +19,7 @@ package viewstore
 import (
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -157,6 +158,9 @@ func TestListResourceVersions(t *testing.T) {
 	old := s.stream.RV()
 	loadRV := old
 	s.SetNode(node("edge-2", "b"))
+	s.mu.RLock()
+	revision := s.revision
+	s.mu.RUnlock()
 	if _, err := s.List(Filter{}, ListOptions{ResourceVersion: fmtRV(old), Exact: true}); !apierrors.IsResourceExpired(err) {
 		t.Errorf("an exact list of a state that has changed since: %v, want 410", err)
 	}
@@ -171,11 +175,14 @@ func TestListResourceVersions(t *testing.T) {
 	if err != nil || list.ResourceVersion != fmtRV(s.stream.RV()) {
 		t.Errorf("a list not older than %d: %v at %s, want the current state %d", old, err, list.ResourceVersion, s.stream.RV())
 	}
-	// Views keep the resourceVersion of their last change.
+	// Views keep the resourceVersion of their last change: the move's, in
+	// its revision's range, below the revision's end the store is at.
 	moved, _ := s.Get("demo", "edge-2..echo-x")
 	untouched, _ := s.Get("demo", "edge-1..plain-x")
-	if moved.ResourceVersion != fmtRV(s.stream.RV()) || untouched.ResourceVersion != fmtRV(loadRV) {
-		t.Errorf("resourceVersions: moved view %s (moved at %d), untouched %s (loaded at %d)", moved.ResourceVersion, s.stream.RV(), untouched.ResourceVersion, loadRV)
+	movedRV, _ := strconv.ParseUint(moved.ResourceVersion, 10, 64)
+	if movedRV < revisionStart(revision) || movedRV >= s.stream.RV() || s.stream.RV() != revisionEnd(revision) || untouched.ResourceVersion != fmtRV(loadRV) {
+		t.Errorf("resourceVersions: moved view %s (moved in revision %d, [%d, %d], the store at %d), untouched %s (loaded at %d)",
+			moved.ResourceVersion, revision, revisionStart(revision), revisionEnd(revision), s.stream.RV(), untouched.ResourceVersion, loadRV)
 	}
 }
 
@@ -221,8 +228,11 @@ func TestAnEmptyListHasItems(t *testing.T) {
 	}
 }
 
-// A kubelet's status update is no change: the resourceVersion stays and wide
-// readers keep their snapshot. Any other update of a Node is a change.
+// A kubelet's status update is no change: within the revision that holds it
+// the resourceVersion stays and wide readers keep their snapshot (the log's
+// writer never writes one, but a Node's other fields may change with it).
+// Any other update of a Node is a change. Either way the store ends the
+// revision at its end, as every replica does.
 func TestAStatusUpdateIsNoChange(t *testing.T) {
 	for name, tc := range map[string]struct {
 		update     func(*corev1.Node)
@@ -245,7 +255,11 @@ func TestAStatusUpdateIsNoChange(t *testing.T) {
 			snapshot := s.snapshot.Load()
 			n := node("edge-2", "a")
 			tc.update(n)
-			s.SetNode(n)
+			s.mu.RLock()
+			revision := s.revision + 1
+			s.mu.RUnlock()
+			s.beginRevision(revision)
+			s.setNode(n)
 			after, err := s.List(Filter{}, ListOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -255,6 +269,10 @@ func TestAStatusUpdateIsNoChange(t *testing.T) {
 			}
 			if kept := s.snapshot.Load() == snapshot; kept == tc.wantChange {
 				t.Errorf("snapshot kept %t, want %t", kept, !tc.wantChange)
+			}
+			s.endRevision(revision)
+			if ended, err := s.List(Filter{}, ListOptions{}); err != nil || ended.ResourceVersion != fmtRV(revisionEnd(revision)) {
+				t.Errorf("a list after the revision: %v at %s, want the revision's end %d", err, ended.ResourceVersion, revisionEnd(revision))
 			}
 		})
 	}

@@ -49,12 +49,11 @@ var (
 		Subsystem: subsystem, Name: "watchers", StabilityLevel: metrics.ALPHA,
 		Help: "NodeEndpoints watchers currently connected.",
 	})
-	// following is what an operator checks before taking the leader
-	// away: a replica at 1 holds the history the leader's clients resume
-	// from.
-	following = metrics.NewGauge(&metrics.GaugeOpts{
-		Subsystem: subsystem, Name: "following_leader", StabilityLevel: metrics.ALPHA,
-		Help: "1 while this replica's views follow the leader's inputs and number every change as the leader does, 0 while it numbers changes on its own.",
+	// logRevision tells how far behind another replica one is: both
+	// serve the same views at the same revision.
+	logRevision = metrics.NewGauge(&metrics.GaugeOpts{
+		Subsystem: subsystem, Name: "log_revision", StabilityLevel: metrics.ALPHA,
+		Help: "The etcd revision of gridview's input log whose views this replica serves.",
 	})
 	watchersCutOff = metrics.NewCounter(&metrics.CounterOpts{
 		Subsystem: subsystem, Name: "watchers_cut_off_total", StabilityLevel: metrics.ALPHA,
@@ -102,7 +101,7 @@ var registerOnce sync.Once
 // RegisterMetrics adds the store's metrics to the registry /metrics serves.
 func RegisterMetrics() {
 	registerOnce.Do(func() {
-		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, ownViewsWaitSeconds, eventsSent, watchersCurrent, following, watchersCutOff, malformedAnnotations, malformedDefaults,
+		legacyregistry.MustRegister(viewsChanged, recomputeSeconds, ownViewsWaitSeconds, eventsSent, watchersCurrent, logRevision, watchersCutOff, malformedAnnotations, malformedDefaults,
 			routingNodes, nodesWithoutEndpoints, routingFallbacks, routingPassSeconds, routingLastPass)
 	})
 }

@@ -22,9 +22,9 @@ import (
 	"github.com/gridview/gridview/pkg/topology"
 )
 
-// SetNamespace applies a Namespace's default topology rule. It returns why
+// setNamespace applies a Namespace's default topology rule. It returns why
 // the default cannot be parsed when that is news: the caller reports it.
-func (s *Store) SetNamespace(ns *corev1.Namespace) (newlyMalformed string) {
+func (s *Store) setNamespace(ns *corev1.Namespace) (newlyMalformed string) {
 	s.apply(func(uint64) []topology.SliceChange {
 		before := s.malformedNamespaces[ns.Name]
 		changes := s.engine.SetNamespace(ns.Name, ns.Annotations)
@@ -36,8 +36,8 @@ func (s *Store) SetNamespace(ns *corev1.Namespace) (newlyMalformed string) {
 	return newlyMalformed
 }
 
-// DeleteNamespace forgets a Namespace's default topology rule.
-func (s *Store) DeleteNamespace(name string) {
+// deleteNamespace forgets a Namespace's default topology rule.
+func (s *Store) deleteNamespace(name string) {
 	s.apply(func(uint64) []topology.SliceChange {
 		changes := s.engine.DeleteNamespace(name)
 		s.recordNamespace(name)

@@ -161,23 +161,34 @@ func TestAChangeDropsIdleKeptStates(t *testing.T) {
 	})
 }
 
-// After a takeover's jump the state is at the jump's resourceVersion: a
-// first page there is kept, not refused as a copy of another state.
-func TestAFirstPageAfterATakeoverIsKept(t *testing.T) {
+// A revision that changes no view still moves the store to its end: a
+// first page there is at that state, and kept, not refused as a copy of the
+// state before.
+func TestAFirstPageAfterARevisionThatChangedNoViewIsKept(t *testing.T) {
 	s := newTestStore(t, testOptions)
-	if _, err := s.List(Filter{}, ListOptions{Limit: 1}); err != nil {
+	before, err := s.List(Filter{}, ListOptions{Limit: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.numberOnItsOwn(false)
+	s.mu.RLock()
+	revision := s.revision + 1
+	s.mu.RUnlock()
+	// A kubelet's status update changes nothing the store holds.
+	s.beginRevision(revision)
+	s.setNode(node("edge-2", "a"))
+	s.endRevision(revision)
 	first, err := s.List(Filter{}, ListOptions{Limit: 1})
 	if err != nil || first.Continue == "" {
-		t.Fatalf("first page after the jump: %v, continue %q", err, first.Continue)
+		t.Fatalf("first page after the revision: %v, continue %q", err, first.Continue)
+	}
+	if first.ResourceVersion == before.ResourceVersion || first.ResourceVersion != fmtRV(revisionEnd(revision)) {
+		t.Fatalf("first page after revision %d at %s, before it at %s: want the revision's end %d", revision, first.ResourceVersion, before.ResourceVersion, revisionEnd(revision))
 	}
 	at, err := strconv.ParseUint(first.ResourceVersion, 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.paged.at(at); !ok {
-		t.Errorf("the first page at %d, after the jump, kept no state", at)
+		t.Errorf("the first page at %d, after the revision, kept no state", at)
 	}
 }

@@ -22,7 +22,9 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,9 +34,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/ptr"
 
 	topologyapi "github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/inputlog"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/watchstream"
 )
@@ -93,10 +97,12 @@ func fullState(list *topologyapi.NodeEndpointsList) map[string]string {
 	return out
 }
 
-// TestStoreRandom makes seeded random changes with watchers of nodes and of
-// every node following live, then resumes watches from resourceVersions
-// they received (mid-change ones too): each must end equal to a fresh list,
-// or get 410, and see resourceVersions only grow. SEEDS sets how many seeds.
+// TestStoreRandom feeds a store seeded random revisions of the log, each of
+// a few changes, with watchers of nodes and of every node following live,
+// then resumes watches from resourceVersions they received (mid-change ones
+// too): each must end equal to a fresh list, or get 410, and see
+// resourceVersions only grow; the store ends every revision at its end.
+// SEEDS sets how many seeds.
 func TestStoreRandom(t *testing.T) {
 	seeds := 6
 	if v := os.Getenv("SEEDS"); v != "" {
@@ -197,33 +203,48 @@ func (c *randomCluster) initial() Inputs {
 	return in
 }
 
-// change is one random change: an object set, or the key of one deleted.
-type change struct {
-	kind   kind
-	key    types.NamespacedName
-	object metav1.Object
+// objects are the inputs as the log holds them.
+func (in Inputs) objects() []metav1.Object {
+	var out []metav1.Object
+	for _, ns := range in.Namespaces {
+		out = append(out, ns)
+	}
+	for _, n := range in.Nodes {
+		out = append(out, n)
+	}
+	for _, svc := range in.Services {
+		out = append(out, svc)
+	}
+	for _, sl := range in.Slices {
+		out = append(out, sl)
+	}
+	return out
 }
+
+// change is one random change: an object set, or the key of one deleted,
+// as the log holds it.
+type change inputlog.Change
 
 func (ch change) String() string {
 	verb := "set"
-	if ch.object == nil {
+	if ch.Object == nil {
 		verb = "delete"
 	}
-	return fmt.Sprintf("%s %v %s", verb, ch.kind, ch.key)
+	return fmt.Sprintf("%s %v %s", verb, ch.Key.Kind, ch.Key.NamespacedName)
 }
 
 func (c *randomCluster) change() change {
 	switch k := c.pick(12); {
 	case k < 3:
 		n := c.node(c.nodeNames[c.pick(len(c.nodeNames))])
-		return change{kind: nodeKind, key: types.NamespacedName{Name: n.Name}, object: n}
+		return change{Key: inputlog.KeyOf(inputlog.Nodes, n), Object: n}
 	case k < 4:
-		return change{kind: nodeKind, key: types.NamespacedName{Name: c.nodeNames[c.pick(len(c.nodeNames))]}}
+		return change{Key: inputlog.Key{Kind: inputlog.Nodes, NamespacedName: types.NamespacedName{Name: c.nodeNames[c.pick(len(c.nodeNames))]}}}
 	case k < 6:
 		svc := c.service(c.services[c.pick(len(c.services))])
-		return change{kind: serviceKind, key: types.NamespacedName{Namespace: "d", Name: svc.Name}, object: svc}
+		return change{Key: inputlog.KeyOf(inputlog.Services, svc), Object: svc}
 	case k < 7:
-		return change{kind: serviceKind, key: types.NamespacedName{Namespace: "d", Name: c.services[c.pick(len(c.services))]}}
+		return change{Key: inputlog.Key{Kind: inputlog.Services, NamespacedName: types.NamespacedName{Namespace: "d", Name: c.services[c.pick(len(c.services))]}}}
 	case k < 10:
 		n := c.slices[c.pick(len(c.slices))]
 		sl, ok := c.current[n]
@@ -236,36 +257,66 @@ func (c *randomCluster) change() change {
 			c.current[n] = sl
 			sl = sl.DeepCopy()
 		}
-		return change{kind: sliceKind, key: types.NamespacedName{Namespace: "d", Name: n}, object: sl}
+		return change{Key: inputlog.KeyOf(inputlog.EndpointSlices, sl), Object: sl}
 	default:
 		n := c.slices[c.pick(len(c.slices))]
 		delete(c.current, n)
-		return change{kind: sliceKind, key: types.NamespacedName{Namespace: "d", Name: n}}
+		return change{Key: inputlog.Key{Kind: inputlog.EndpointSlices, NamespacedName: types.NamespacedName{Namespace: "d", Name: n}}}
 	}
 }
 
-// applyTo applies the change to a store directly.
-func (ch change) applyTo(s *Store) {
-	switch {
-	case ch.object != nil:
-		s.set(ch.object)
-	case ch.kind == nodeKind:
-		s.DeleteNode(ch.key.Name)
-	case ch.kind == serviceKind:
-		s.DeleteService(ch.key)
-	default:
-		s.DeleteEndpointSlice(ch.key)
+// revision is up to three random changes, of distinct inputs, as one
+// revision of the log writes them.
+func (c *randomCluster) revision() []inputlog.Change {
+	var changes []inputlog.Change
+	for range 1 + c.pick(3) {
+		ch := c.change()
+		if slices.ContainsFunc(changes, func(written inputlog.Change) bool { return written.Key == ch.Key }) {
+			continue // one transaction writes a key once
+		}
+		changes = append(changes, inputlog.Change(ch))
 	}
+	return changes
+}
+
+// describe names a revision's changes.
+func describe(revision int64, changes []inputlog.Change) string {
+	var out []string
+	for _, ch := range changes {
+		out = append(out, change(ch).String())
+	}
+	return fmt.Sprintf("revision %d: %s", revision, strings.Join(out, ", "))
+}
+
+// startFollower watches a filter from the store's resourceVersion.
+func startFollower(t *testing.T, s *Store, name string, f Filter) *follower {
+	t.Helper()
+	list, err := s.List(f, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Watch(t.Context(), f, watchstream.WatchOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl := &follower{name: name, f: f, w: w, state: fullState(list)}
+	fl.last, _ = strconv.ParseUint(list.ResourceVersion, 10, 64)
+	t.Cleanup(w.Stop)
+	return fl
 }
 
 func storeRandom(t *testing.T, seed uint64) {
 	c := newRandomCluster(seed)
 	s := New(Options{HistorySize: 100000, WatcherBuffer: 100000, BookmarkInterval: time.Hour})
+	// Events are reported, and dropped: the feed's whole path runs.
+	feed := NewFeed(s, &record.FakeRecorder{}, func(int64) bool { return true })
 	initial := c.initial()
-	s.Load(initial.Nodes, initial.Services, initial.Slices)
+	revision := int64(1 + c.pick(1000))
+	feed.Load(revision, initial.objects())
 
 	var followers []*follower
 	deletedAt := map[string][]uint64{}
+	resumed, severalInputs := 0, 0
 	for _, n := range c.nodeNames {
 		followers = append(followers, startFollower(t, s, n, nodeWatch(n)))
 	}
@@ -273,12 +324,24 @@ func storeRandom(t *testing.T, seed uint64) {
 	followers = append(followers, cluster)
 
 	for step := range 600 {
-		ch := c.change()
-		what := ch.String()
-		ch.applyTo(s)
-		if ch.object == nil && ch.kind == nodeKind {
-			deletedAt[ch.key.Name] = append(deletedAt[ch.key.Name], s.stream.RV())
+		// etcd's revisions count every write to it, not only the log's.
+		revision += int64(1 + c.pick(3))
+		changes := c.revision()
+		if len(changes) > 1 {
+			severalInputs++
 		}
+		what := describe(revision, changes)
+		feed.Apply(revision, changes)
+		if got, want := s.resourceVersion(), revisionEnd(revision); got != want {
+			t.Fatalf("step %d (%s): the store is at %d after the revision, want its end %d", step, what, got, want)
+		}
+		s.mu.RLock()
+		for _, ch := range changes {
+			if ch.Object == nil && ch.Key.Kind == inputlog.Nodes {
+				deletedAt[ch.Key.Name] = append(deletedAt[ch.Key.Name], s.departed[ch.Key.Name])
+			}
+		}
+		s.mu.RUnlock()
 		synctest.Wait()
 		for _, fl := range followers {
 			fl.drain(t, fl != cluster)
@@ -325,10 +388,14 @@ func storeRandom(t *testing.T, seed uint64) {
 			if want := fullState(fresh); !maps.Equal(r.state, want) {
 				t.Errorf("step %d (%s): %s differs from a fresh list:\n got %v\nwant %v", step, what, r.name, r.state, want)
 			}
+			resumed++
 		}
 	}
 	for _, fl := range followers {
 		fl.w.Stop()
+	}
+	if resumed == 0 || severalInputs == 0 {
+		t.Errorf("%d watches resumed, %d revisions of several inputs: the test proves little", resumed, severalInputs)
 	}
 }
 

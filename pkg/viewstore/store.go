@@ -22,7 +22,6 @@ limitations under the License.
 package viewstore
 
 import (
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,10 +99,10 @@ type Store struct {
 	// ownViewsWaited is when the last wait of a moved node's own views for
 	// the others' ended, of those that slept.
 	ownViewsWaited time.Time
-	// following is set, under the feed's writing lock, while the store
-	// applies another replica's inputs instead of the informers', from that
-	// replica's state on, and numbers changes as that replica does.
-	following atomic.Bool
+	// revision is the revision of the log whose inputs the store applies.
+	revision int64
+	// log is the log the feed reads.
+	log atomic.Pointer[Log]
 	// snapshot is the state copied for readers that read without the lock,
 	// shared until the next write, which sets it to nil.
 	snapshot atomic.Pointer[reader]
@@ -126,18 +125,36 @@ func (s *Store) resetMaps() {
 	s.malformedNamespaces = map[string]string{}
 }
 
-// A change's resourceVersions: the change is numbered in the high bits and
-// its events, one per slice changed, in the low ones, so that a watcher cut
-// off between two events of one change resumes with the next. The change
-// ends at the top of its range: that is the store's resourceVersion after it,
-// and that of every object it derived.
+// A view change's resourceVersion names the input that caused it: the etcd
+// revision that wrote the input to gridview's log, and the change's place
+// among the events of that revision (a revision may write several inputs,
+// each changing several slices), below the generation of the engine, which
+// is raised whenever the views derived from the same inputs change. Every
+// replica applies the same inputs in the same order, so it numbers every
+// change alike, across restarts and leader changes, with nothing sent
+// between replicas; a newer engine numbers above every older one, and a
+// client that resumes on it from an older engine's resourceVersion gets 410
+// and lists once.
 const (
-	eventBits = 20
-	eventMask = 1<<eventBits - 1
+	eventBits    = 22
+	eventMask    = 1<<eventBits - 1
+	revisionBits = 35
+	// EngineGeneration is raised with every change to what the engine
+	// derives from the same inputs.
+	EngineGeneration = 1
 )
 
-// changeEnd is the resourceVersion after the n-th change.
-func changeEnd(n uint64) uint64 { return n<<eventBits | eventMask }
+// MaxRevision is the highest etcd revision a resourceVersion can name: at a
+// hundred revisions a second, ten years of writes.
+const MaxRevision = 1<<revisionBits - 1
+
+// revisionStart and revisionEnd bound the resourceVersions of a revision's
+// changes; the store is at revisionEnd once it applied all of them.
+func revisionStart(revision int64) uint64 {
+	return EngineGeneration<<(eventBits+revisionBits) | uint64(revision)<<eventBits
+}
+
+func revisionEnd(revision int64) uint64 { return revisionStart(revision) | eventMask }
 
 // Inputs are the objects the views derive from.
 type Inputs struct {
@@ -147,25 +164,20 @@ type Inputs struct {
 	Slices     []*discoveryv1.EndpointSlice
 }
 
-// Load sets the initial state in bulk.
+// Load sets the initial state in bulk, as the log held it at revision 1.
 func (s *Store) Load(nodes []*corev1.Node, services []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
-	s.load(newEpoch(), Inputs{Nodes: nodes, Services: services, Slices: slices})
+	s.load(1, Inputs{Nodes: nodes, Services: services, Slices: slices})
 }
 
-// newEpoch starts a space of resourceVersions at random, so that another
-// process's resourceVersions are either older than this one's history or
-// newer than its latest: 410. A replica that follows another loads at the
-// leader's resourceVersion instead and numbers on in its space.
-func newEpoch() uint64 {
-	return changeEnd(rand.Uint64N(1<<16) << 26)
-}
-
-// load replaces the state with inputs at resourceVersion rv: the views are
-// derived again, and the watches of the state replaced end, as their
-// clients' resourceVersions mean nothing here any more.
-func (s *Store) load(rv uint64, inputs Inputs) {
+// load replaces the state with inputs as the log held them at a revision:
+// the views are derived again, and the watches of the state replaced end,
+// as their clients' resourceVersions may name changes this state skipped.
+func (s *Store) load(revision int64, inputs Inputs) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	rv := revisionEnd(revision)
+	s.revision = revision
+	logRevision.Set(float64(revision))
 	s.snapshot.Store(nil)
 	s.paged.forget()
 	if s.stream != nil {
@@ -204,48 +216,35 @@ func (s *Store) load(rv uint64, inputs Inputs) {
 	updateMalformedGauge(s.services)
 }
 
-// takeoverGap is the least number of changes a replica that stops
-// following another skips: more than the other can number before it finds
-// it no longer leads, so that none of its resourceVersions is one this
-// replica numbers a change of its own with.
-const takeoverGap = 1 << 24
-
-// takeoverJump is the change a replica that stopped following at change n
-// numbers on from: a random multiple of takeoverGap (1 to 256) and a random
-// part of one more, so that two replicas that stop following one leader at
-// the same change number on apart, where a client of one may resume on the
-// other: they draw the same multiple once in 256 times, and then land
-// within the 65,536 changes of each other that a takeover's seconds hardly
-// reach once in 128 times more. The jumps leave room for a thousand
-// takeovers and more above the highest epoch.
-func takeoverJump(n uint64) uint64 {
-	return n + takeoverGap*(1+rand.Uint64N(256)) + rand.Uint64N(takeoverGap)
-}
-
-// numberOnItsOwn moves the numbering past what a leader this store followed
-// may have issued after the last change it sent here: a watch from one of
-// those is answered 410; one from a resourceVersion this store holds too
-// resumes. With endWatches (another replica leads), the watches it served
-// end first: carried on, they would hand their clients this store's own
-// numbering, which that replica knows nothing of; they resume there from
-// where they ended. Otherwise this replica is the likely next leader, and
-// they go on: ended, every one younger than a second without an event would
-// make client-go list again.
-func (s *Store) numberOnItsOwn(endWatches bool) {
+// beginRevision numbers the changes that follow as the inputs of a
+// revision of the log.
+func (s *Store) beginRevision(revision int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if endWatches {
-		s.stream.Close()
+	s.revision = revision
+}
+
+// endRevision moves the store to the end of a revision once its inputs are
+// applied: every replica is then at the same resourceVersion with the same
+// state, however its changes were split.
+func (s *Store) endRevision(revision int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if end := revisionEnd(revision); end > s.stream.RV() {
+		s.stream.Advance(end)
+		s.snapshot.Store(nil)
 	}
-	s.stream.Jump(changeEnd(takeoverJump(s.stream.RV() >> eventBits)))
-	// The state is at the jump's resourceVersion now.
-	s.snapshot.Store(nil)
+	s.revision = max(s.revision, revision)
+	logRevision.Set(float64(s.revision))
 }
 
 // resourceVersion is the store's resourceVersion: that of its latest change.
 func (s *Store) resourceVersion() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.stream == nil {
+		return 0 // not loaded: reads get errNotLoaded
+	}
 	return s.stream.RV()
 }
 
@@ -276,10 +275,10 @@ func (s *Store) Quiet(d time.Duration) bool {
 	return s.stream != nil && time.Since(s.loadedAt) >= relistAfterLoad && s.stream.Idle(d)
 }
 
-// SetNode adds or updates a node. A kubelet's status update, tens a second
+// setNode adds or updates a node. A kubelet's status update, tens a second
 // in a large cluster, is no change: it takes no write lock, moves no
 // resourceVersion and keeps the snapshot wide readers share.
-func (s *Store) SetNode(node *corev1.Node) {
+func (s *Store) setNode(node *corev1.Node) {
 	switch same, recreated := s.holdsNode(node); {
 	case same:
 		return
@@ -288,7 +287,7 @@ func (s *Store) SetNode(node *corev1.Node) {
 		// go and come back, as they would had the feed seen both, so that
 		// no object changes its creation time at the same resourceVersion,
 		// and a watch resumed from before is answered 410.
-		s.DeleteNode(node.Name)
+		s.deleteNode(node.Name)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -343,11 +342,9 @@ func (s *Store) holdsNode(node *corev1.Node) (same, recreated bool) {
 	return known && !recreated && s.engine.HasNode(node.Name, node.Labels), recreated
 }
 
-// DeleteNode removes a node and its views.
-func (s *Store) DeleteNode(name string) {
-	var departedAt uint64
-	s.apply(func(rv uint64) []topology.SliceChange {
-		departedAt = rv
+// deleteNode removes a node and its views.
+func (s *Store) deleteNode(name string) {
+	s.apply(func(uint64) []topology.SliceChange {
 		return s.engine.DeleteNode(name)
 	}, func() {
 		delete(s.nodeCreated, name)
@@ -357,17 +354,19 @@ func (s *Store) DeleteNode(name string) {
 				delete(s.departed, node)
 			}
 		}
-		s.departed[name] = departedAt
+		// A watch resumed from within the change that took the node away
+		// is answered 410 too.
+		s.departed[name] = s.stream.RV()
 	})
 }
 
-// SetService adds or updates a Service. It returns why its topology
+// setService adds or updates a Service. It returns why its topology
 // annotation cannot be parsed when that is news: the caller reports it.
-func (s *Store) SetService(svc *corev1.Service) (newlyMalformed string) {
+func (s *Store) setService(svc *corev1.Service) (newlyMalformed string) {
 	key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}
 	if s.serviceRecreated(key, svc.CreationTimestamp) {
 		// As for a node created again (SetNode).
-		s.DeleteService(key)
+		s.deleteService(key)
 	}
 	s.apply(func(uint64) []topology.SliceChange {
 		before := s.services[key].malformed
@@ -407,8 +406,8 @@ func (s *Store) malformed(svc *corev1.Service) string {
 	return s.services[types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}].malformed
 }
 
-// DeleteService removes a Service and its views.
-func (s *Store) DeleteService(key types.NamespacedName) {
+// deleteService removes a Service and its views.
+func (s *Store) deleteService(key types.NamespacedName) {
 	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteService(key) },
 		func() {
 			delete(s.services, key)
@@ -416,13 +415,13 @@ func (s *Store) DeleteService(key types.NamespacedName) {
 		})
 }
 
-// SetEndpointSlice adds or updates an EndpointSlice.
-func (s *Store) SetEndpointSlice(slice *discoveryv1.EndpointSlice) {
+// setEndpointSlice adds or updates an EndpointSlice.
+func (s *Store) setEndpointSlice(slice *discoveryv1.EndpointSlice) {
 	s.apply(func(uint64) []topology.SliceChange { return s.engine.SetEndpointSlice(slice) })
 }
 
-// DeleteEndpointSlice removes an EndpointSlice.
-func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
+// deleteEndpointSlice removes an EndpointSlice.
+func (s *Store) deleteEndpointSlice(key types.NamespacedName) {
 	s.apply(func(uint64) []topology.SliceChange { return s.engine.DeleteEndpointSlice(key) })
 }
 
@@ -431,13 +430,13 @@ func (s *Store) DeleteEndpointSlice(key types.NamespacedName) {
 func (s *Store) set(obj metav1.Object) (newlyMalformed string) {
 	switch obj := obj.(type) {
 	case *corev1.Node:
-		s.SetNode(obj)
+		s.setNode(obj)
 	case *corev1.Service:
-		return s.SetService(obj)
+		return s.setService(obj)
 	case *discoveryv1.EndpointSlice:
-		s.SetEndpointSlice(obj)
+		s.setEndpointSlice(obj)
 	case *corev1.Namespace:
-		return s.SetNamespace(obj)
+		return s.setNamespace(obj)
 	}
 	return ""
 }
@@ -454,24 +453,35 @@ func (s *Store) apply(change func(rv uint64) []topology.SliceChange, forget ...f
 	}
 }
 
-// publish numbers one change of the engine, given the resourceVersion it
-// ends at, and publishes what it changed as one entry. It returns how long
-// the engine took. The caller holds the write lock.
+// publish numbers one change of the engine, given the resourceVersion of
+// its first event, and publishes what it changed as one entry, whose events
+// take the resourceVersions after it. It returns how long the engine took.
+// The caller holds the write lock.
 func (s *Store) publish(change func(rv uint64) []topology.SliceChange) time.Duration {
 	start := time.Now()
-	rv := changeEnd(s.stream.RV()>>eventBits + 1)
-	s.engine.SetStamp(rv)
+	// A revision's changes share its range; the rare one that would run
+	// past it sends its last events at the range's last resourceVersion but
+	// one: a watcher cut off among those would miss the rest. Each change
+	// leaves the resourceVersion before its first event to a watcher of
+	// several nodes, which gets all but one node's events of a slice change
+	// one early (entry.Events): no state is at it, so that every event is
+	// newer than the state before its change, on every replica, and within
+	// its revision's range.
+	last := revisionEnd(s.revision) - 1
+	first := min(max(s.stream.RV()+1, revisionStart(s.revision))+1, last)
+	s.engine.SetStamp(first)
 	// Any write may change what lists read, even one that moves no view
 	// (the stamps, a Service's creation time).
 	s.snapshot.Store(nil)
 	s.paged.expire()
-	changes := change(rv)
+	changes := change(first)
 	took := time.Since(start)
 	viewsChanged.Add(float64(len(changes)))
+	end := min(first+uint64(max(len(changes), 1))-1, last)
 	if len(changes) > 0 {
-		s.stream.PublishEntry(newEntry(s, rv, changes))
+		s.stream.PublishEntry(newEntry(s, first, end, changes))
 	} else {
-		s.stream.Advance(rv)
+		s.stream.Advance(end)
 	}
 	return took
 }

@@ -43,9 +43,6 @@ func (s *Store) Watch(ctx context.Context, f Filter, opts watchstream.WatchOptio
 	if s.closed {
 		return nil, errClosed
 	}
-	if err := s.checkStillFollowing(ctx, opts); err != nil {
-		return nil, err
-	}
 	if err := s.checkDeparted(f, opts); err != nil {
 		return nil, err
 	}
@@ -101,7 +98,10 @@ func (r reader) objects(f Filter) []runtime.Object {
 	return out
 }
 
-var errClosed = apierrors.NewServiceUnavailable("gridview-apiserver is shutting down: watch another replica or again later")
+// errClosed refuses a watch of a replica that is stopping. A 429 has
+// client-go watch again from the same resourceVersion, which every replica
+// numbers alike, where a 503 would have it list again.
+var errClosed = apierrors.NewTooManyRequests("gridview-apiserver is shutting down: watch again, another replica serves the same resourceVersions", 1)
 
 // Close ends every watch and refuses new ones: at shutdown, so that the
 // server does not wait on streams that would never end.

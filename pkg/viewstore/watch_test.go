@@ -19,7 +19,6 @@ package viewstore
 import (
 	"context"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -308,15 +307,18 @@ func TestCloseEndsWatches(t *testing.T) {
 		}
 		s.Close()
 		expectEvents(t, w, "closed")
-		if _, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{}); !apierrors.IsServiceUnavailable(err) {
-			t.Errorf("a watch after Close: %v, want 503", err)
+		// client-go watches again after a 429, from the same
+		// resourceVersion; after a 503 it would list again.
+		if _, err := s.Watch(t.Context(), Filter{}, watchstream.WatchOptions{}); !apierrors.IsTooManyRequests(err) {
+			t.Errorf("a watch after Close: %v, want 429", err)
 		}
 	})
 }
 
 // A node that moves changes its own view of most Services: the nodes that
 // see its endpoints get theirs in a change of its own, numbered before the
-// one that brings the node its own views.
+// one that brings the node its own views. Both are numbered in the move's
+// revision, one after the other, and the store ends at the revision's end.
 func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTestStore(t, testOptions)
@@ -329,22 +331,33 @@ func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
 		}
 		defer w.Stop()
 		before := s.stream.RV()
-		s.SetNode(node("edge-1", "b"))
+		entries, _ := s.stream.Held()
+		s.mu.RLock()
+		revision := s.revision + 1
+		s.mu.RUnlock()
+		if before != revisionEnd(revision-1) {
+			t.Fatalf("the store is at %d, want the end of revision %d, %d", before, revision-1, revisionEnd(revision-1))
+		}
+		// The move as a revision of the log, looked at before it ends.
+		s.beginRevision(revision)
+		s.setNode(node("edge-1", "b"))
+		moved := s.resourceVersion()
+		s.endRevision(revision)
 		synctest.Wait()
-		firstEnd := changeEnd(before>>eventBits + 1)
-		if got, want := s.stream.RV(), changeEnd(before>>eventBits+2); got != want {
-			t.Errorf("resourceVersion after the move %d, want %d: two changes", got, want)
+		if got, _ := s.stream.Held(); got != entries+2 {
+			t.Errorf("the move made %d changes, want two", got-entries)
 		}
-		first, second := func(rv uint64) bool { return rv <= firstEnd }, func(rv uint64) bool { return rv > firstEnd }
-		want := map[string]func(rv uint64) bool{
-			// edge-1's endpoint of echo moved from unit a to unit b.
-			"MODIFIED edge-1..echo-x": first,
-			"DELETED edge-2..echo-x":  first,
-			"MODIFIED edge-3..echo-x": first,
-			// edge-1's own view of a Service it has no endpoint of.
-			"ADDED edge-1..far-x": second,
+		if moved <= before || moved >= revisionEnd(revision) {
+			t.Errorf("the move's changes ended at %d, want within revision %d's range (%d, %d)", moved, revision, before, revisionEnd(revision))
 		}
-		var got []string
+		if got, want := s.stream.RV(), revisionEnd(revision); got != want {
+			t.Errorf("resourceVersion after the move's revision %d, want its end %d", got, want)
+		}
+		type event struct {
+			name string
+			rv   uint64
+		}
+		var got []event
 		for {
 			e, ok := nextEvent(w)
 			if !ok {
@@ -352,14 +365,35 @@ func TestANodeMoveReachesOtherNodesFirst(t *testing.T) {
 			}
 			view := e.Object.(*topologyapi.NodeEndpoints)
 			rv, _ := strconv.ParseUint(view.ResourceVersion, 10, 64)
-			event := string(e.Type) + " " + view.Name
-			got = append(got, event)
-			if inStage, ok := want[event]; !ok || !inStage(rv) {
-				t.Errorf("%s at resourceVersion %d: want only %v, the first three by %d, edge-1..far-x after", event, rv, slices.Sorted(maps.Keys(want)), firstEnd)
+			got = append(got, event{string(e.Type) + " " + view.Name, rv})
+		}
+		// edge-1's own view of a Service it has no endpoint of comes last,
+		// the last event of the revision, right after the others' change.
+		own := "ADDED edge-1..far-x"
+		others := []string{
+			// edge-1's endpoint of echo moved from unit a to unit b.
+			"MODIFIED edge-1..echo-x",
+			"DELETED edge-2..echo-x",
+			"MODIFIED edge-3..echo-x",
+		}
+		if len(got) != len(others)+1 || got[len(got)-1].name != own {
+			t.Fatalf("events %v, want one for each of %q, then %s", got, others, own)
+		}
+		firstEnd := got[0].rv
+		for _, e := range got[:len(got)-1] {
+			firstEnd = max(firstEnd, e.rv)
+			// A watcher of several nodes gets all but the last node's event
+			// of a slice change one resourceVersion early, the one its
+			// change leaves before its first event: still in the revision.
+			if !slices.Contains(others, e.name) || e.rv < revisionStart(revision) {
+				t.Errorf("%s at resourceVersion %d: want only %q, from the start of revision %d, %d", e.name, e.rv, others, revision, revisionStart(revision))
 			}
 		}
-		if len(got) != len(want) || got[len(got)-1] != "ADDED edge-1..far-x" {
-			t.Errorf("events %q, want one for each of %v, edge-1..far-x last", got, slices.Sorted(maps.Keys(want)))
+		// The own views' change follows the others', which ended at
+		// firstEnd, past the resourceVersion it leaves to early events.
+		if last := got[len(got)-1].rv; last != moved || last != firstEnd+2 {
+			t.Errorf("%s at resourceVersion %d, want %d: right after the others' change, which ended at %d, and last of the revision's changes, which ended at %d",
+				own, last, firstEnd+2, firstEnd, moved)
 		}
 	})
 }

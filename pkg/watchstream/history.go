@@ -31,13 +31,7 @@ type history struct {
 	// since is the resourceVersion the history starts after: a watch from it
 	// or later can be resumed.
 	since uint64
-	// gaps are the resourceVersions skipped by jumps whose start the history
-	// still reaches: another process may have issued them.
-	gaps []gap
 }
-
-// gap is the resourceVersions after from and before to.
-type gap struct{ from, to uint64 }
 
 // newHistory keeps up to size entries of up to maxWeight events in all
 // (0: no bound but the count).
@@ -48,20 +42,12 @@ func newHistory(size, maxWeight int) *history {
 // reset empties the history at resourceVersion rv.
 func (h *history) reset(rv uint64) {
 	clear(h.entries)
-	h.start, h.count, h.weight, h.since, h.gaps = 0, 0, 0, rv, nil
-}
-
-// skip notes that the resourceVersions after from and before to were not
-// issued here.
-func (h *history) skip(from, to uint64) {
-	h.gaps = append(h.gaps, gap{from: from, to: to})
-	h.forgetGaps()
+	h.start, h.count, h.weight, h.since = 0, 0, 0, rv
 }
 
 func (h *history) add(e Entry) {
 	if len(h.entries) == 0 {
 		h.since = e.ResourceVersion()
-		h.forgetGaps()
 		return
 	}
 	for h.count == len(h.entries) || h.count > 0 && h.maxWeight > 0 && h.weight+e.Weight() > h.maxWeight {
@@ -79,19 +65,10 @@ func (h *history) dropOldest() {
 	h.entries[h.start] = nil
 	h.start = (h.start + 1) % len(h.entries)
 	h.count--
-	h.forgetGaps()
-}
-
-// forgetGaps drops the gaps a watch can no longer resume from.
-func (h *history) forgetGaps() {
-	for len(h.gaps) > 0 && h.gaps[0].to <= h.since {
-		h.gaps = h.gaps[1:]
-	}
 }
 
 // after returns the entries with events after resourceVersion rv, oldest
-// first; false when the history no longer reaches back to rv, or rv is one
-// it skipped.
+// first; false when the history no longer reaches back to rv.
 func (h *history) after(rv uint64) ([]Entry, bool) {
 	if !h.reaches(rv) {
 		return nil, false
@@ -106,15 +83,5 @@ func (h *history) after(rv uint64) ([]Entry, bool) {
 }
 
 // reaches says whether the history holds every change after resourceVersion
-// rv: it reaches back to rv, and rv is not one it skipped.
-func (h *history) reaches(rv uint64) bool {
-	if rv < h.since {
-		return false
-	}
-	for _, g := range h.gaps {
-		if rv > g.from && rv < g.to {
-			return false
-		}
-	}
-	return true
-}
+// rv.
+func (h *history) reaches(rv uint64) bool { return rv >= h.since }

@@ -186,16 +186,6 @@ func (s *Stream) Advance(rv uint64) {
 	s.rv = rv
 }
 
-// Jump moves the stream to resourceVersion rv, newer than its own, skipping
-// those in between: a process that numbered the same changes as this one
-// until now may have issued them for changes this one never made, so a
-// watch from one of them is answered 410, never resumed with this stream's
-// changes.
-func (s *Stream) Jump(rv uint64) {
-	s.history.skip(s.rv, rv)
-	s.rv = rv
-}
-
 // RequestedRV reads a request's resourceVersion: empty and "0" mean the
 // current one; one newer than the stream's was issued by another process.
 func (s *Stream) RequestedRV(value string) (uint64, error) {

@@ -28,6 +28,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // A gridview-apiserver started on an empty store — a Pod replaced onto an
@@ -42,26 +45,15 @@ func TestEmptyStoreDeletesNoService(t *testing.T) {
 	}
 	waitReady(t, ns, "kept")
 	before := mustService(t, ns, "kept-svc")
-	formerLeader, err := leaseHolder(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	if err := cluster.RestartGridviewOnEmptyStore(ctx); err != nil {
 		t.Fatalf("restart gridview-apiserver on an empty store: %v", err)
 	}
 	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "kept", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ServiceGrid after the restart on an empty store: %v, want NotFound", err)
 	}
-	eventually(t, 30*time.Second, "the restarted gridview-apiserver leading", func(ctx context.Context) error {
-		holder, err := leaseHolder(ctx)
-		if err == nil && (holder == "" || holder == formerLeader) {
-			err = fmt.Errorf("lease held by %q", holder)
-		}
-		return err
-	})
+	eventually(t, 30*time.Second, "the restarted gridview-apiserver leading", replicaLeads(0))
 	// Each change is a Service event the leader handles once its informers
-	// have synced, which it may still be doing after taking the lease.
+	// have synced, which it may still be doing after it was elected.
 	for i := range 10 {
 		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e-touch":%q}}}`, strconv.Itoa(i))
 		if _, err := kubeClient.CoreV1().Services(ns).Patch(ctx, "kept-svc", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -86,14 +78,21 @@ func TestEmptyStoreDeletesNoService(t *testing.T) {
 	}
 }
 
-// leaseHolder returns who holds the ServiceGrid controller's Lease.
-func leaseHolder(ctx context.Context) (string, error) {
-	lease, err := kubeClient.CoordinationV1().Leases("gridview-system").Get(ctx, "gridview-servicegrid-controller", metav1.GetOptions{})
-	if err != nil {
-		return "", fmt.Errorf("leader election Lease: %w", err)
+// replicaLeads checks that gridview's i-th replica says it leads.
+func replicaLeads(i int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		client, err := kubernetes.NewForConfig(cluster.GridviewReplicas()[i].Config())
+		if err != nil {
+			return err
+		}
+		body, err := client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			return err
+		}
+		leading, err := localcluster.MetricSample(string(body), "gridview_apiserver_leading")
+		if err == nil && leading != 1 {
+			err = fmt.Errorf("gridview_apiserver_leading = %v", leading)
+		}
+		return err
 	}
-	if lease.Spec.HolderIdentity == nil {
-		return "", nil
-	}
-	return *lease.Spec.HolderIdentity, nil
 }

@@ -25,18 +25,18 @@ import (
 )
 
 // The cluster's authorizer, under the deploy RBAC the harness applied, lets
-// gridview-apiserver's ServiceAccount at its own Lease and nothing else of
-// the kind: not the Leases that elect kube-scheduler and
-// kube-controller-manager, not the node heartbeats.
-func TestGridviewReachesOnlyItsOwnLease(t *testing.T) {
+// gridview-apiserver's ServiceAccount at no Lease: its replicas elect their
+// leader in gridview's own etcd, so it has no business with the Leases that
+// elect kube-scheduler and kube-controller-manager, nor the node heartbeats.
+func TestGridviewReachesNoLease(t *testing.T) {
 	tests := []struct {
 		name      string
 		attrs     authorizationv1.ResourceAttributes
 		wantAllow bool
 	}{
-		{name: "its own Lease", wantAllow: true, attrs: authorizationv1.ResourceAttributes{
+		{name: "the Lease of its former election", attrs: authorizationv1.ResourceAttributes{
 			Namespace: "gridview-system", Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "gridview-servicegrid-controller"}},
-		{name: "creating its Lease", wantAllow: true, attrs: authorizationv1.ResourceAttributes{
+		{name: "creating a Lease in its namespace", attrs: authorizationv1.ResourceAttributes{
 			Namespace: "gridview-system", Verb: "create", Group: "coordination.k8s.io", Resource: "leases"}},
 		{name: "kube-scheduler's Lease", attrs: authorizationv1.ResourceAttributes{
 			Namespace: "kube-system", Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Name: "kube-scheduler"}},

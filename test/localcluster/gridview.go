@@ -46,11 +46,11 @@ const (
 )
 
 // prepareGridviewIdentity applies the deploy manifests' namespace,
-// ServiceAccount, RBAC and FlowSchema — so every run proves they are
+// ServiceAccount and RBAC — so every run proves they are
 // sufficient — and
 // writes a kubeconfig with a token of that ServiceAccount.
 func (c *Cluster) prepareGridviewIdentity(ctx context.Context) error {
-	for _, name := range []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "flowschema.yaml"} {
+	for _, name := range []string{"namespace.yaml", "serviceaccount.yaml", "rbac.yaml"} {
 		if err := c.applier.applyFile(ctx, c.deployManifest(name)); err != nil {
 			return fmt.Errorf("applying deploy manifests: %w", err)
 		}

@@ -115,15 +115,22 @@ func TestChartHAValues(t *testing.T) {
 			*apiserver.Spec.Replicas, apiserver.Spec.Strategy.Type, runsEmbeddedEtcd(pod))
 	}
 	c := pod.Containers[0]
+	// Every replica reads the input log from, and runs for leadership in,
+	// that etcd: it is the only thing the replicas share.
 	for flag, want := range map[string]string{
-		"--etcd-cafile":               "/var/run/gridview/etcd-client/ca.crt",
-		"--etcd-certfile":             "/var/run/gridview/etcd-client/tls.crt",
-		"--etcd-keyfile":              "/var/run/gridview/etcd-client/tls.key",
-		"--serving-cert-secret":       "edge-gridview/gridview-apiserver-serving-cert",
-		"--leader-election-namespace": "edge-gridview",
+		"--etcd-servers":        "https://etcd-0.etcd.gridview-system.svc:2379,https://etcd-1.etcd.gridview-system.svc:2379,https://etcd-2.etcd.gridview-system.svc:2379",
+		"--etcd-cafile":         "/var/run/gridview/etcd-client/ca.crt",
+		"--etcd-certfile":       "/var/run/gridview/etcd-client/tls.crt",
+		"--etcd-keyfile":        "/var/run/gridview/etcd-client/tls.key",
+		"--serving-cert-secret": "edge-gridview/gridview-apiserver-serving-cert",
 	} {
 		if got, _ := flagValue(c, flag); got != want {
 			t.Errorf("%s=%q, want %q", flag, got, want)
+		}
+	}
+	for _, flag := range removedFlags {
+		if value, ok := flagValue(c, flag); ok {
+			t.Errorf("%s=%q is set: gridview-apiserver no longer has it and would not start", flag, value)
 		}
 	}
 	if _, ok := flagValue(c, "--data-dir"); ok {

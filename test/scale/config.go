@@ -38,8 +38,9 @@ type Config struct {
 	CurrentTimeout time.Duration
 	// Replicas (SCALE_REPLICAS, 1 or 2) is how many gridview-apiserver
 	// processes serve the APIService, on an external etcd when more than
-	// one. With two, a restart stops the leader, as a rolling update does,
-	// and the other replica, which followed its inputs, takes over.
+	// one, each deriving its views from the input log there. With two, a
+	// restart stops the leader, the replica that writes the log, as a
+	// rolling update may, and the other replica takes over the writing.
 	Replicas int
 	// Restarts (SCALE_RESTARTS) is how many of the two restarts to make:
 	// as is, then with a change while down. With one replica each costs

@@ -292,15 +292,16 @@ func (h *Harness) restarts(ctx context.Context) error {
 // while it is down, and starts it again, timing until it is ready (its
 // /readyz, then its group served through the aggregator) and until every
 // watcher has watched again and is current. With one replica the watchers
-// wait for the restarted process; with two they go on with the other
-// replica, which takes over, and the stopped one starts again once they are
-// current, to follow it.
+// wait for the restarted process; with two, those it served watch again on
+// the other replica, which takes over the writing of the log, from the
+// resourceVersion they had, and the stopped one starts again once they are
+// current, reading the log as the other does.
 func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 	leaderChange := h.cfg.Replicas > 1
-	// A watcher the other replica served itself (the leader did not answer
-	// it in time) need not watch again when the leader goes: with two
-	// replicas, a change written while the leader is down tells when every
-	// watcher is current.
+	// A watcher the other replica serves need not watch again when the
+	// leader goes: with two replicas, a change written while the leader is
+	// down, by the replica that took over, tells when every watcher is
+	// current.
 	flip = flip || leaderChange
 	rs := Restart{FlipWhileDown: flip, LeaderChange: leaderChange}
 	lists, expired := h.totalLists(), h.totalExpired()
@@ -336,10 +337,11 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 			return rs, fmt.Errorf("starting %s again: %w", stopped.Name, err)
 		}
 		rs.Ready = time.Since(start)
-		// The next leader change takes this one's leader away: it must
-		// follow by then, or the watchers relist.
-		if err := awaitFollowing(ctx, stopped); err != nil {
-			h.R.fail("%s started again but does not follow %s: %v", stopped.Name, h.gridview.Name, err)
+		// The next leader change takes the other replica away: this one's
+		// views must have read the log by then, or the watchers that move
+		// to it wait.
+		if err := awaitReady(ctx, stopped); err != nil {
+			h.R.fail("%s started again but is not ready: %v", stopped.Name, err)
 		}
 	} else {
 		start := time.Now()

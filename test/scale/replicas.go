@@ -19,34 +19,49 @@ package scale
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/gridview/gridview/test/localcluster"
 )
 
-// Follower is what the replica that follows the leader's inputs measured
-// once the churn was over (SCALE_REPLICAS=2).
-type Follower struct {
+// Replica is what one gridview-apiserver replica measured once the churn
+// was over (SCALE_REPLICAS=2). Every replica reads gridview's input log
+// from etcd and derives and serves its views itself: all of them must be
+// at the same revision of the log, with the same resourceVersion.
+type Replica struct {
 	Name         string
+	Leading      bool // its gridview_apiserver_leading: it writes the log
 	RSS, PeakRSS int64
 	CPU          time.Duration // since it started, before the ingest
-	Following    bool          // its gridview_nodeendpoints_following_leader
-	// Its views' resourceVersion and the leader's, once both were quiet:
-	// equal when it numbered every change as the leader did.
-	RV, LeaderRV string
-	// The watches it served itself, as the leader's follower, and the reads
-	// it sent to the leader.
-	WatchesServed, ReadsForwarded float64
+	// LogRevision is its gridview_nodeendpoints_log_revision, the revision
+	// of the log its views are at, and RV its own views' resourceVersion.
+	LogRevision int64
+	RV          string
+	Watchers    float64 // its gridview_nodeendpoints_watchers
+}
+
+// replicasAgree says whether every replica is at the same revision of the
+// log and numbers its views alike.
+func replicasAgree(replicas []*Replica) bool {
+	for _, r := range replicas {
+		if r.LogRevision != replicas[0].LogRevision || r.RV != replicas[0].RV || r.RV == "" {
+			return false
+		}
+	}
+	return len(replicas) > 0
 }
 
 // leaderTimeout bounds how long the harness waits for one replica to lead:
-// a Lease that was not released expires after 15 s.
+// the etcd session of a replica that stopped without revoking it expires
+// after 10 s.
 const leaderTimeout = time.Minute
+
+// replicasTimeout bounds how long the replicas may take to agree once the
+// churn is over: each reads the log on its own, and one may be a moment
+// behind.
+const replicasTimeout = 30 * time.Second
 
 // findLeader sets h.gridview to the replica that leads, waiting until
 // exactly one of the running replicas says it does.
@@ -88,78 +103,89 @@ func (h *Harness) findLeader(ctx context.Context) error {
 	}
 }
 
-// checkFollower reads, once the churn is over, whether the other replica
-// follows the leader and numbered every change as it did, and its memory
-// and CPU.
-func (h *Harness) checkFollower(ctx context.Context) error {
+// checkReplicas reads, once the churn is over, whether every replica reached
+// the same revision of the log and numbers its views alike, waiting at most
+// replicasTimeout, and each one's memory, CPU and watchers.
+func (h *Harness) checkReplicas(ctx context.Context) error {
 	if h.cfg.Replicas == 1 {
 		return nil
 	}
-	var follower *localcluster.GridviewReplica
+	var running []*localcluster.GridviewReplica
 	for _, r := range h.cluster.GridviewReplicas() {
-		if r != h.gridview && r.Running() {
-			follower = r
+		if r.Running() {
+			running = append(running, r)
 		}
 	}
-	if follower == nil {
-		return fmt.Errorf("no replica runs beside the leader %s", h.gridview.Name)
+	if len(running) != h.cfg.Replicas {
+		return fmt.Errorf("%d replicas run, want %d", len(running), h.cfg.Replicas)
 	}
-	f := &Follower{Name: follower.Name}
-	h.R.Follower = f
-	following, err := metricValue(ctx, follower, "gridview_nodeendpoints_following_leader")
-	if err != nil {
-		return err
-	}
-	f.Following = following == 1
-	// The follower applies what the leader sends after the leader applied
-	// it: it may be a moment behind.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if f.LeaderRV, err = ownViewsRV(ctx, h.gridview); err != nil {
-			return err
+	start := time.Now()
+	var replicas []*Replica
+	for {
+		replicas = replicas[:0]
+		for _, r := range running {
+			revision, err := metricValue(ctx, r, "gridview_nodeendpoints_log_revision")
+			if err != nil {
+				return err
+			}
+			rv, err := ownViewsRV(ctx, r)
+			if err != nil {
+				return err
+			}
+			replicas = append(replicas, &Replica{Name: r.Name, LogRevision: int64(revision), RV: rv})
 		}
-		if f.RV, err = ownViewsRV(ctx, follower); err != nil {
-			return err
-		}
-		if f.RV == f.LeaderRV || time.Now().After(deadline) {
+		if replicasAgree(replicas) || time.Since(start) > replicasTimeout {
 			break
 		}
-		time.Sleep(time.Second)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	st, err := replicaStat(follower)
-	if err != nil {
-		return err
+	took := time.Since(start)
+	for i, r := range running {
+		rep := replicas[i]
+		st, err := replicaStat(r)
+		if err != nil {
+			return err
+		}
+		rep.RSS, rep.PeakRSS, rep.CPU = st.RSS, st.PeakRSS, st.CPU
+		leading, err := metricValue(ctx, r, "gridview_apiserver_leading")
+		if err != nil {
+			return err
+		}
+		rep.Leading = leading == 1
+		if rep.Watchers, err = metricValue(ctx, r, "gridview_nodeendpoints_watchers"); err != nil {
+			return err
+		}
+		h.logf("%s (leading: %t): log revision %d, resourceVersion %s, RSS %s (peak %s), %.1f CPU-s, %.0f watchers",
+			rep.Name, rep.Leading, rep.LogRevision, rep.RV, mb(rep.RSS), mb(rep.PeakRSS), rep.CPU.Seconds(), rep.Watchers)
 	}
-	f.RSS, f.PeakRSS, f.CPU = st.RSS, st.PeakRSS, st.CPU
-	metrics, err := getPath(ctx, follower.Config(), "/metrics", nil)
-	if err != nil {
-		return fmt.Errorf("%s: %w", follower.Name, err)
-	}
-	// A count of labels never counted has no sample: none.
-	if f.WatchesServed, err = localcluster.MetricSample(string(metrics), `gridview_apiserver_leader_reads_total{served_by="follower"}`); err != nil && !errors.Is(err, localcluster.ErrNoSample) {
-		return err
-	}
-	if f.ReadsForwarded, err = localcluster.MetricSample(string(metrics), `gridview_apiserver_leader_reads_total{served_by="leader"}`); err != nil && !errors.Is(err, localcluster.ErrNoSample) {
-		return err
-	}
-	h.logf("%s: following the leader %t, resourceVersion %s (the leader's %s), RSS %s (peak %s), %.1f CPU-s; %.0f watches served itself, %.0f reads sent to the leader",
-		f.Name, f.Following, f.RV, f.LeaderRV, mb(f.RSS), mb(f.PeakRSS), f.CPU.Seconds(), f.WatchesServed, f.ReadsForwarded)
-	if !f.Following || f.RV != f.LeaderRV {
-		h.R.fail("%s does not number changes as the leader %s: following %t, resourceVersion %s, the leader's %s", f.Name, h.gridview.Name, f.Following, f.RV, f.LeaderRV)
+	h.R.Replicas = replicas
+	if !replicasAgree(replicas) {
+		var at []string
+		for _, rep := range replicas {
+			at = append(at, fmt.Sprintf("%s at log revision %d, resourceVersion %s", rep.Name, rep.LogRevision, rep.RV))
+		}
+		h.R.fail("the replicas' views differ %s after the churn: %s", replicasTimeout, strings.Join(at, "; "))
+	} else {
+		h.logf("the replicas agree within %s of the churn's end", took.Round(time.Millisecond))
 	}
 	return nil
 }
 
-// awaitFollowing waits until a replica follows the leader's inputs, at most
-// 30 s.
-func awaitFollowing(ctx context.Context, r *localcluster.GridviewReplica) error {
+// awaitReady waits until a replica's own /readyz passes, at most 30 s:
+// its views then read the log up to its latest write at its start.
+func awaitReady(ctx context.Context, r *localcluster.GridviewReplica) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		following, err := metricValue(ctx, r, "gridview_nodeendpoints_following_leader")
-		if err == nil && following == 1 {
+		_, err := getPath(ctx, r.Config(), "/readyz", nil)
+		if err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("gridview_nodeendpoints_following_leader %v (%v) after 30 s", following, err)
+			return fmt.Errorf("%s not ready after 30 s: %w", r.Name, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -169,15 +195,10 @@ func awaitFollowing(ctx context.Context, r *localcluster.GridviewReplica) error 
 	}
 }
 
-// ownViewsRV reads the resourceVersion of one replica's own views: a
-// replica serves a read marked as forwarded itself.
+// ownViewsRV reads the resourceVersion of one replica's views, listing
+// from it directly rather than through the aggregator.
 func ownViewsRV(ctx context.Context, r *localcluster.GridviewReplica) (string, error) {
-	client, err := kubernetes.NewForConfig(r.Config())
-	if err != nil {
-		return "", err
-	}
-	data, err := client.Discovery().RESTClient().Get().AbsPath(nodeEndpointsPath).Param("limit", "1").
-		SetHeader("X-Gridview-Forwarded-By", "scale-harness").DoRaw(ctx)
+	data, err := getPath(ctx, r.Config(), nodeEndpointsPath, map[string]string{"limit": "1"})
 	if err != nil {
 		return "", fmt.Errorf("listing the views of %s: %w", r.Name, err)
 	}

@@ -44,6 +44,15 @@ func TestPercentile(t *testing.T) {
 	}
 }
 
+// replicas returns two replicas' results, a leading, b not, at the log
+// revisions and resourceVersions given.
+func replicas(revisionA int64, rvA string, revisionB int64, rvB string) []*Replica {
+	return []*Replica{
+		{Name: "a", Leading: true, LogRevision: revisionA, RV: rvA, RSS: 100 * mib, PeakRSS: 200 * mib, CPU: time.Second, Watchers: 3},
+		{Name: "b", LogRevision: revisionB, RV: rvB, RSS: 100 * mib, PeakRSS: 200 * mib, CPU: time.Second, Watchers: 4},
+	}
+}
+
 // TestVerdicts checks the targets of issue 12 against figures on either side.
 func TestVerdicts(t *testing.T) {
 	delivery := func(kind string, p99 time.Duration, reached int, bytes int64) *Delivery {
@@ -72,11 +81,14 @@ func TestVerdicts(t *testing.T) {
 		{name: "leader change relisted", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Relists: 1}}}, row: "leader stopped", want: "FAIL"},
 		{name: "leader change 410", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Expired: 1}}}, row: "leader stopped", want: "FAIL"},
 		{name: "leader change stale", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: time.Second, Stale: 1}}}, row: "leader stopped", want: "FAIL"},
-		{name: "leader change, ready after following", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: 55 * time.Second}}}, row: "leader stopped", want: "PASS"},
-		{name: "leader change slow to restart", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: 61 * time.Second}}}, row: "leader stopped", want: "FAIL"},
-		{name: "follower numbers alike", r: Results{Follower: &Follower{Name: "b", Following: true, RV: "9", LeaderRV: "9"}}, row: "b, following", want: "PASS"},
-		{name: "follower numbers otherwise", r: Results{Follower: &Follower{Name: "b", Following: true, RV: "8", LeaderRV: "9"}}, row: "b, following", want: "FAIL"},
-		{name: "follower numbers on its own", r: Results{Follower: &Follower{Name: "b", RV: "9", LeaderRV: "9"}}, row: "b, following", want: "FAIL"},
+		{name: "leader change, ready in time", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: 10 * time.Second}}}, row: "leader stopped", want: "PASS"},
+		{name: "leader change slow to restart", r: Results{Restarts: []Restart{{LeaderChange: true, Ready: 11 * time.Second}}}, row: "leader stopped", want: "FAIL"},
+		{name: "replicas alike", r: Results{Replicas: replicas(9, "9", 9, "9")}, row: "b (not leading)", want: "PASS"},
+		{name: "replicas alike, the leader's row", r: Results{Replicas: replicas(9, "9", 9, "9")}, row: "a (leading)", want: "PASS"},
+		{name: "replica behind in the log", r: Results{Replicas: replicas(9, "9", 8, "9")}, row: "b (not leading)", want: "FAIL"},
+		{name: "replica behind in the log, the leader's row", r: Results{Replicas: replicas(9, "9", 8, "9")}, row: "a (leading)", want: "FAIL"},
+		{name: "replica numbering otherwise", r: Results{Replicas: replicas(9, "9", 9, "8")}, row: "b (not leading)", want: "FAIL"},
+		{name: "replica without a resourceVersion", r: Results{Replicas: replicas(9, "", 9, "")}, row: "b (not leading)", want: "FAIL"},
 		{name: "nothing measured", r: Results{}, row: "gridview-apiserver RSS peak", want: "not measured"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,5 +102,25 @@ func TestVerdicts(t *testing.T) {
 			}
 			t.Errorf("no row %q in\n%s", tc.row, tc.r.Markdown())
 		})
+	}
+}
+
+// TestReplicasRows checks that each replica has a row of its own with its
+// figures, and none without a second replica.
+func TestReplicasRows(t *testing.T) {
+	md := (&Results{Replicas: replicas(12, "34", 12, "34")}).Markdown()
+	for _, want := range []string{
+		"| a (leading) once the churn was over: log revision, resourceVersion; RSS (peak); CPU-s since its start; watchers it serves | 12, 34; 100 MiB (200 MiB); 1.0; 3 | equal on every replica | PASS |",
+		"| b (not leading) once the churn was over: log revision, resourceVersion; RSS (peak); CPU-s since its start; watchers it serves | 12, 34; 100 MiB (200 MiB); 1.0; 4 | equal on every replica | PASS |",
+	} {
+		if !strings.Contains(md, want+"\n") {
+			t.Errorf("no row\n%s\nin\n%s", want, md)
+		}
+	}
+	if md := (&Results{}).Markdown(); strings.Contains(md, "once the churn was over") {
+		t.Errorf("a replica's row without replicas measured:\n%s", md)
+	}
+	if replicasAgree(nil) {
+		t.Error("no replicas agree")
 	}
 }

@@ -45,7 +45,7 @@ func guardStorage(ctx context.Context, getter generic.RESTOptionsGetter, config 
 	check := func() error {
 		if err := ready(); err != nil {
 			return apierrors.NewServiceUnavailable(fmt.Sprintf(
-				"storage unavailable: etcd at %v does not answer (%v); ServiceGrids cannot be read or written until it does, NodeEndpoints are still served",
+				"storage unavailable: etcd at %v does not answer (%v); ServiceGrids cannot be read or written until it does, nor NodeEndpoints read as current",
 				config.Transport.ServerList, err))
 		}
 		return nil

@@ -20,19 +20,16 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/authorization/union"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
@@ -67,11 +64,6 @@ type Options struct {
 	// DataDir is where the embedded etcd keeps ServiceGrids when no external
 	// etcd is given with --etcd-servers.
 	DataDir string
-	// LeaderElectionNamespace holds the Lease of the ServiceGrid controller.
-	LeaderElectionNamespace string
-	// AdvertiseAddress is the IP the other replicas reach this one at: the
-	// leader serves every replica's reads of NodeEndpoints.
-	AdvertiseAddress net.IP
 	// ServingCertSecret ("<namespace>/<name>") holds the CA and serving
 	// certificate gridview-apiserver manages itself; empty: it serves
 	// --tls-cert-file or a self-signed certificate of --cert-dir.
@@ -91,12 +83,11 @@ type Options struct {
 // NewOptions returns the default options.
 func NewOptions() *Options {
 	o := &Options{
-		RecommendedOptions:      genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
-		Logs:                    logsapi.NewLoggingConfiguration(),
-		DataDir:                 "/var/lib/gridview/etcd",
-		etcdReachTimeout:        20 * time.Second,
-		LeaderElectionNamespace: "gridview-system",
-		RoutingMetricsInterval:  30 * time.Second,
+		RecommendedOptions:     genericoptions.NewRecommendedOptions(etcdPathPrefix, apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)),
+		Logs:                   logsapi.NewLoggingConfiguration(),
+		DataDir:                "/var/lib/gridview/etcd",
+		etcdReachTimeout:       20 * time.Second,
+		RoutingMetricsInterval: 30 * time.Second,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(v1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: v1alpha1.GroupName})
@@ -110,10 +101,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir,
 		"Directory of the embedded etcd that stores ServiceGrids when --etcd-servers is not set. Its content survives restarts.")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace,
-		"Namespace of the Lease that elects the replica reconciling ServiceGrids on cluster changes and serving every replica's reads of NodeEndpoints.")
-	fs.IPVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress,
-		"IP address the other replicas reach this one at on --secure-port (in a Pod: its IP). Default: --bind-address, or the address of the default route's interface when that is unspecified.")
 	fs.DurationVar(&o.RoutingMetricsInterval, "routing-metrics-interval", o.RoutingMetricsInterval,
 		"How often every Service's routes are read to set the gridview_routing_* metrics and gridview_service_nodes_without_endpoints, and to send the NoEndpointsForNodes Warnings (the leader only). Each pass reads one Service at a time. 0 turns them off.")
 	o.addServingCertFlags(fs)
@@ -124,16 +111,8 @@ func (o *Options) ApplyLogging() error {
 	return logsapi.ValidateAndApply(o.Logs, utilfeature.DefaultFeatureGate)
 }
 
-// Complete chooses the advertised address, and the embedded etcd when no
-// external one is given.
+// Complete chooses the embedded etcd when no external one is given.
 func (o *Options) Complete() error {
-	if o.AdvertiseAddress == nil {
-		address, err := utilnet.ResolveBindAddress(o.RecommendedOptions.SecureServing.BindAddress)
-		if err != nil {
-			return fmt.Errorf("choosing the address to advertise to the other replicas (set --advertise-address): %w", err)
-		}
-		o.AdvertiseAddress = address
-	}
 	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) > 0 {
 		return nil
 	}
@@ -149,9 +128,6 @@ func (o *Options) Complete() error {
 // Validate reports every invalid option at once.
 func (o *Options) Validate() error {
 	errs := o.RecommendedOptions.Validate()
-	if o.LeaderElectionNamespace == "" {
-		errs = append(errs, errors.New("--leader-election-namespace must not be empty"))
-	}
 	if o.RoutingMetricsInterval < 0 {
 		errs = append(errs, fmt.Errorf("--routing-metrics-interval must not be negative (0 turns the routing metrics off), got %s", o.RoutingMetricsInterval))
 	}
@@ -205,8 +181,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	cfg.Authorization.Authorizer = authz
 	return &apiserver.Config{
-		GenericConfig: cfg, LeaderElectionNamespace: o.LeaderElectionNamespace,
-		AdvertiseAddress:       net.JoinHostPort(o.AdvertiseAddress.String(), strconv.Itoa(o.RecommendedOptions.SecureServing.BindPort)),
+		GenericConfig:          cfg,
 		RoutingMetricsInterval: o.RoutingMetricsInterval,
 	}, nil
 }
@@ -241,6 +216,14 @@ func (o *Options) Run(ctx context.Context) error {
 
 	cfg, err := o.Config()
 	if err != nil {
+		return err
+	}
+	if cfg.Etcd, err = newEtcdClient(o.RecommendedOptions.Etcd.StorageConfig.Transport); err != nil {
+		return err
+	}
+	defer cfg.Etcd.Close()
+	cfg.EtcdPrefix = o.RecommendedOptions.Etcd.StorageConfig.Prefix
+	if cfg.Identity, err = identity(); err != nil {
 		return err
 	}
 	generic := &cfg.GenericConfig.Config

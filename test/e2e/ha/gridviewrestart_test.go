@@ -19,144 +19,122 @@ package ha
 import (
 	"context"
 	"fmt"
-	"maps"
-	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	clientfeatures "k8s.io/client-go/features"
-	clientfeaturestesting "k8s.io/client-go/features/testing"
-	"k8s.io/client-go/tools/cache"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 )
 
-func isGone(err error) bool { return apierrors.IsResourceExpired(err) || apierrors.IsGone(err) }
-
-// recordingListWatch counts successful lists and keeps the 410 Gone answers
-// a reflector meets, at a watch's start or as an ERROR event, so that a test
-// that does not expect them can say which they were.
-type recordingListWatch struct {
-	mu    sync.Mutex
-	lists int
-	gone  []string
-}
-
-func (r *recordingListWatch) listed() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lists++
-}
-
-func (r *recordingListWatch) expired(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.gone = append(r.gone, time.Now().Format("15:04:05.000")+" "+err.Error())
-}
-
-func (r *recordingListWatch) counts() (lists, gone int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lists, len(r.gone)
-}
-
-func (r *recordingListWatch) goneAnswers() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.gone)
-}
-
-// Restarting the gridview-apiserver a client watches ends its watch; the
-// client ends equal to a fresh list, including a change made while the
-// server was down. It resumes from its last resourceVersion when the replica
-// it reaches answers in the replicas' one numbering: the restarted one
-// forwards reads to the other, which leads, or follows it. It relists when
-// it reaches the restarted replica before that knows the leader: its re-watch
-// is answered 410 Gone, or, after refused connections, a list from an older
-// resourceVersion is served the current state, as kube-apiserver serves a
-// list that is "not older than" it.
-// Package e2e's TestServiceGridsSurviveRestart covers the ServiceGrids kept in
-// the embedded etcd.
+// Restarting gridview-apiserver's replicas costs their clients no relist:
+// every replica derives its views from gridview's input log in etcd and
+// numbers each change by the revision that wrote its input, so a restarted
+// replica, ready once it read the log up to its latest write, numbers every
+// change as before, while the resourceVersion is within etcd's compaction
+// window. Package e2e's TestServiceGridsSurviveRestart covers the
+// ServiceGrids kept in etcd.
 func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
-	// A plain list, so that ListFunc calls count the relists.
-	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s := newSite(t)
-	r := replicas[0]
-	views := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns)
-	rec := &recordingListWatch{}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			list, err := views.List(ctx, opts)
-			if isGone(err) {
-				// A relist from the last resourceVersion, after a watch
-				// that failed otherwise, meets the 410 here instead.
-				rec.expired(err)
-			} else if err == nil {
-				rec.listed()
+	// One replica at a time, as a rolling update restarts them: an informer
+	// through the aggregator watches on across both restarts, lists once,
+	// and has the change made while each replica was down. (Unless a
+	// re-watch races a replica's stop: see listedOnceAcrossStops.)
+	t.Run("one replica at a time", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s := newSite(t)
+		s.converged(t, 20*time.Second)
+		views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+		f := followNode(ctx, t, views, s.node("a1"), false, 3*time.Second)
+		// a2 leaves unit a and comes back: a1's view of grid changes.
+		steps := []struct {
+			unit string
+			want []string
+		}{
+			{unit: "b", want: []string{"10.1.0.1"}},
+			{unit: "a", want: []string{"10.1.0.1", "10.1.0.2"}},
+		}
+		var stops []time.Time
+		for i, r := range replicas {
+			step := steps[i%len(steps)]
+			stops = append(stops, time.Now())
+			if err := r.Stop(); err != nil {
+				t.Fatal(err)
 			}
-			return list, err
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := views.Watch(ctx, opts)
-			if isGone(err) {
-				rec.expired(err)
+			stopped := time.Now()
+			// A change while it is down, which the other replica's views
+			// take from the log.
+			if err := s.relabel(ctx, kubeClient, "a2", step.unit); err != nil {
+				t.Fatal(err)
 			}
-			if err != nil {
-				return nil, err
+			if err := r.Start(ctx); err != nil {
+				t.Fatalf("start %s again: %v", r.Name, err)
 			}
-			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				if ev.Type == watch.Error {
-					if status, ok := ev.Object.(*metav1.Status); ok && status.Code == http.StatusGone {
-						rec.expired(apierrors.FromObject(status))
+			t.Logf("%s serving again %s after it was stopped", r.Name, time.Since(stopped).Round(100*time.Millisecond))
+			eventually(t, 20*time.Second, fmt.Sprintf("the informer holding a1's view of grid %v", step.want), func(context.Context) error {
+				obj, ok, err := f.informer.GetStore().GetByKey(s.ns + "/" + s.gridView("a1"))
+				if err != nil || !ok {
+					return fmt.Errorf("no view: %v", err)
+				}
+				if got := addresses(obj.(*topologyv1alpha1.NodeEndpoints)); !slices.Equal(got, step.want) {
+					return fmt.Errorf("%v", got)
+				}
+				return nil
+			})
+		}
+		t.Logf("%s: %s", f, f.summary())
+		f.listedOnceAcrossStops(t, "across the restart of each replica", stops)
+		f.equalsList(t, views)
+		s.converged(t, 20*time.Second)
+	})
+
+	// Every replica at once: a client's resourceVersion from before resumes
+	// on each restarted replica, which sends the change made while none
+	// ran, not 410 Gone.
+	t.Run("every replica at once", func(t *testing.T) {
+		ctx := context.Background()
+		s := newSite(t)
+		s.converged(t, 20*time.Second)
+		before, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			// Later tests expect two replicas.
+			for _, r := range replicas {
+				if !r.Running() {
+					if err := r.Start(context.Background()); err != nil {
+						t.Errorf("starting %s again: %v", r.Name, err)
 					}
 				}
-				return ev, true
-			}), nil
-		},
-	}
-	informer := cache.NewSharedIndexInformer(lw, &topologyv1alpha1.NodeEndpoints{}, 0, cache.Indexers{})
-	go informer.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
-		t.Fatal("the informer did not sync")
-	}
-
-	// The reflector retries at once: it may reach the new process before
-	// its authenticator has loaded the client CA (a 403 for
-	// system:anonymous), and then meets the 410 on its relist from the last
-	// resourceVersion rather than on a watch.
-	if err := r.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	// A change while it is down: only a relist can bring it.
-	if err := s.relabel(ctx, kubeClient, "b1", "a"); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatalf("start %s again: %v", r.Name, err)
-	}
-
-	eventually(t, 60*time.Second, "the informer equal to a fresh list", func(ctx context.Context) error {
-		list, err := views.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
+			}
+		})
+		for _, r := range replicas {
+			if err := r.Stop(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		got, want := informerAndList(informer.GetStore(), list)
-		if !maps.Equal(got, want) {
-			return fmt.Errorf("informer %v\nlist %v", got, want)
+		// A change while no replica runs: the one elected next writes it.
+		if err := s.relabel(ctx, kubeClient, "a2", "b"); err != nil {
+			t.Fatal(err)
 		}
-		if want[s.gridView("b1")] == "" {
-			return fmt.Errorf("no view of b1 in %v", want)
+		start := time.Now()
+		for _, r := range replicas {
+			if err := r.Start(ctx); err != nil {
+				t.Fatalf("start %s again: %v", r.Name, err)
+			}
 		}
-		return nil
+		t.Logf("both replicas serving again %s after the first was started", time.Since(start).Round(100*time.Millisecond))
+		for _, r := range replicas {
+			seen, err := watchFrom(ctx, directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), before.ResourceVersion, s.gridViewIs("a1", "10.1.0.1"))
+			if err != nil {
+				t.Errorf("a watch on %s, restarted, from resourceVersion %s, listed before every replica stopped, waiting for a1's view of grid after a2 left unit a: %v",
+					r.Name, before.ResourceVersion, err)
+			} else if len(seen) != 1 {
+				t.Errorf("a watch on %s from resourceVersion %s sent %q: want the one change since", r.Name, before.ResourceVersion, seen)
+			}
+		}
+		s.converged(t, 20*time.Second)
 	})
-	lists, gone := rec.counts()
-	t.Logf("%d successful lists, %d 410 Gone answers", lists, gone)
 }

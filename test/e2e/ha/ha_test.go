@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -33,17 +32,15 @@ import (
 	"github.com/gridview/gridview/test/localcluster"
 )
 
-const (
-	leaseNamespace = "gridview-system"
-	leaseName      = "gridview-servicegrid-controller"
-	// failoverBudget is what the issue allows the survivor: the Lease
-	// (15 s) must expire before it may take over.
-	failoverBudget = 30 * time.Second
-)
+// failoverBudget is what the issue allows the survivor: a killed leader's
+// etcd session (10 s) must expire before another replica is elected.
+const failoverBudget = 30 * time.Second
 
 // Two replicas on one etcd behind one APIService: ServiceGrid writes on
-// either, exactly one controller leader, failover within 30 s when the
-// leader is killed, and the same NodeEndpoints from both.
+// either; each serves the same NodeEndpoints at the same resourceVersion,
+// derived from gridview's input log alone, and a client lists, pages and
+// watches on one and resumes on the other; exactly one leader, and
+// failover within 30 s when the leader is killed.
 func TestTwoReplicas(t *testing.T) {
 	ctx := context.Background()
 	s := newSite(t)
@@ -70,43 +67,109 @@ func TestTwoReplicas(t *testing.T) {
 		}
 	})
 
-	t.Run("NodeEndpoints consistent from both replicas", func(t *testing.T) {
+	t.Run("NodeEndpoints the same from both replicas at the same resourceVersion", func(t *testing.T) {
 		if err := s.relabel(ctx, kubeClient, "b1", "a"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the same views from both replicas", func(ctx context.Context) error {
-			a, errA := viewsIn(ctx, direct[0], s.ns)
-			b, errB := viewsIn(ctx, direct[1], s.ns)
-			if err := errors.Join(errA, errB); err != nil {
+		eventually(t, 10*time.Second, "b1's view of grid on both replicas", func(ctx context.Context) error {
+			for i, client := range direct {
+				views, err := viewsIn(ctx, client, s.ns)
+				if err != nil {
+					return err
+				}
+				// b1 joined unit a: it now sees every endpoint of grid.
+				if got := views[s.gridView("b1")]; !strings.HasSuffix(got, "[10.1.0.1 10.1.0.2 10.1.0.3]") {
+					return fmt.Errorf("%s has b1's view of grid as %q", replicas[i].Name, got)
+				}
+			}
+			return nil
+		})
+		rv := s.converged(t, 10*time.Second)
+		// An exact list of that state on either replica.
+		for i, client := range direct {
+			list, err := client.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{
+				ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
+			if err != nil {
+				t.Errorf("an exact list at resourceVersion %s on %s: %v", rv, replicas[i].Name, err)
+			} else if list.ResourceVersion != rv {
+				t.Errorf("an exact list at resourceVersion %s on %s answered at %s", rv, replicas[i].Name, list.ResourceVersion)
+			}
+		}
+	})
+
+	t.Run("a list on one replica resumes on the other", func(t *testing.T) {
+		// a2 leaves unit a and comes back: a1's view of grid changes each
+		// time. The list on one replica, the watch on the other.
+		for i, step := range []struct {
+			unit string
+			want []string
+		}{
+			{unit: "b", want: []string{"10.1.0.1", "10.1.0.3"}},
+			{unit: "a", want: []string{"10.1.0.1", "10.1.0.2", "10.1.0.3"}},
+		} {
+			from, to := replicas[i%2], replicas[(i+1)%2]
+			list, err := direct[i%2].TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.relabel(ctx, kubeClient, "a2", step.unit); err != nil {
+				t.Fatal(err)
+			}
+			seen, err := watchFrom(ctx, direct[(i+1)%2].TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), list.ResourceVersion, s.gridViewIs("a1", step.want...))
+			if err != nil {
+				t.Errorf("a watch on %s from resourceVersion %s, listed on %s, waiting for a1's view of grid %v after a2 moved to unit %s: %v",
+					to.Name, list.ResourceVersion, from.Name, step.want, step.unit, err)
+			} else if len(seen) != 1 {
+				t.Errorf("a watch on %s from resourceVersion %s, listed on %s, sent %q: want the one change since", to.Name, list.ResourceVersion, from.Name, seen)
+			}
+		}
+	})
+
+	t.Run("a paged list continues on the other replica", func(t *testing.T) {
+		// Its pages alternate between the replicas, at the first page's
+		// resourceVersion, and hold what either lists whole there.
+		eventually(t, 20*time.Second, "a paged list across the replicas", func(ctx context.Context) error {
+			rv, want, err := sameViews(ctx, t, s.ns)
+			if err != nil {
 				return err
 			}
-			// b1 joined unit a: it now sees every endpoint of grid.
-			if got := a[s.gridView("b1")]; !strings.HasSuffix(got, "[10.1.0.1 10.1.0.2 10.1.0.3]") {
-				return fmt.Errorf("replica 0 has b1's view of grid as %q", got)
+			got := map[string]string{}
+			opts := metav1.ListOptions{Limit: 1}
+			for page := 0; ; page++ {
+				if page > len(want) {
+					return fmt.Errorf("more pages than the %d views", len(want))
+				}
+				r := replicas[page%2]
+				list, err := direct[page%2].TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, opts)
+				if err != nil {
+					return fmt.Errorf("page %d on %s: %w", page+1, r.Name, err)
+				}
+				if list.ResourceVersion != rv {
+					return fmt.Errorf("page %d on %s at resourceVersion %s, the whole lists at %s", page+1, r.Name, list.ResourceVersion, rv)
+				}
+				for i := range list.Items {
+					got[list.Items[i].Name] = content(&list.Items[i])
+				}
+				if list.Continue == "" {
+					break
+				}
+				opts.Continue = list.Continue
 			}
-			if !maps.Equal(a, b) {
-				return fmt.Errorf("replica 0 %v\nreplica 1 %v", a, b)
+			if !maps.Equal(got, want) {
+				return fmt.Errorf("pages across the replicas %v\nwhole list %v", got, want)
 			}
 			return nil
 		})
 	})
 
 	var leader *localcluster.GridviewReplica
-	t.Run("exactly one controller leader", func(t *testing.T) {
-		eventually(t, 30*time.Second, "one leader", func(context.Context) error {
-			leaders, err := leading()
-			if err == nil && len(leaders) != 1 {
-				err = fmt.Errorf("%d replicas lead", len(leaders))
-			}
-			if err == nil {
-				leader = leaders[0]
-			}
-			return err
-		})
+	t.Run("exactly one leader", func(t *testing.T) {
+		leader = awaitLeader(t, 30*time.Second)
 		// And it stays one: the other keeps campaigning without winning.
-		time.Sleep(3 * time.Second)
-		if leaders, err := leading(); err != nil || len(leaders) != 1 || leaders[0] != leader {
-			t.Fatalf("leaders %v (%v), want only %s", names(leaders), err, leader.Name)
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if leading, err := leaders(ctx); err != nil || len(leading) != 1 || leading[0] != leader {
+				t.Fatalf("leaders %v (%v), want only %s", names(leading), err, leader.Name)
+			}
 		}
 		t.Logf("%s leads", leader.Name)
 	})
@@ -115,10 +178,7 @@ func TestTwoReplicas(t *testing.T) {
 	}
 
 	t.Run("the survivor takes over when the leader is killed", func(t *testing.T) {
-		before, err := kubeClient.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		survivor := runningReplicaBut(t, leader)
 		t.Cleanup(func() {
 			// Later tests expect two replicas.
 			if err := leader.Start(context.Background()); err != nil {
@@ -146,6 +206,9 @@ func TestTwoReplicas(t *testing.T) {
 			return nil
 		})
 		t.Logf("the survivor repaired the drift %s after the leader was killed", time.Since(killed).Round(100*time.Millisecond))
+		if leading, err := leaders(ctx); err != nil || len(leading) != 1 || leading[0] != survivor {
+			t.Errorf("leaders %v (%v), want %s, the survivor, only", names(leading), err, survivor.Name)
+		}
 		// A ServiceGrid change through the aggregator, now served by the
 		// survivor, reaches its Service too.
 		patch := []byte(`{"metadata":{"labels":{"tier":"edited"}}}`)
@@ -159,92 +222,13 @@ func TestTwoReplicas(t *testing.T) {
 			}
 			return err
 		})
-		after, err := kubeClient.CoordinationV1().Leases(leaseNamespace).Get(ctx, leaseName, metav1.GetOptions{})
-		if err != nil {
+		// And the survivor, elected, writes the input log: a1's view
+		// follows a2 out of unit a.
+		if err := s.relabel(ctx, kubeClient, "a2", "b"); err != nil {
 			t.Fatal(err)
 		}
-		if *after.Spec.HolderIdentity == *before.Spec.HolderIdentity {
-			t.Errorf("Lease still held by %s, the killed leader", *before.Spec.HolderIdentity)
-		}
-		if leaders, err := leading(); err != nil || len(leaders) != 1 || leaders[0] == leader {
-			t.Errorf("leaders %v (%v), want the survivor only", names(leaders), err)
-		}
+		eventually(t, 10*time.Second, "a1's view of grid after a2 left unit a, through the aggregator", func(ctx context.Context) error {
+			return expectAddresses(ctx, s, "a1", "10.1.0.1", "10.1.0.3")
+		})
 	})
-}
-
-// leading returns the running replicas whose current process says it leads
-// the ServiceGrid controller: both replicas have the same hostname, so the
-// Lease's holder identity does not tell them apart, but their logs do.
-func leading() ([]*localcluster.GridviewReplica, error) {
-	var out []*localcluster.GridviewReplica
-	for _, r := range cluster.GridviewReplicas() {
-		if !r.Running() {
-			continue
-		}
-		data, err := os.ReadFile(r.LogFile)
-		if err != nil {
-			return nil, err
-		}
-		log := string(data)
-		// The harness appends one "=== <time> starting" line per start.
-		if i := strings.LastIndex(log, "=== "); i >= 0 {
-			log = log[i:]
-		}
-		if strings.Count(log, startedLeading) > strings.Count(log, stoppedLeading) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// What a replica logs when it starts and stops leading.
-const (
-	startedLeading = "Leading: reconciling every ServiceGrid"
-	stoppedLeading = "Stopped leading the ServiceGrid controller"
-)
-
-// leadershipChanges counts the times a replica started or stopped leading,
-// over every start of every replica. A replica that stops also logs that it
-// stopped leading, whether it led or not.
-func leadershipChanges() (int, error) {
-	started, stopped, err := leadershipLines()
-	changes := 0
-	for name := range started {
-		changes += started[name] + stopped[name]
-	}
-	return changes, err
-}
-
-// startsOfLeading counts, for each replica, the times it started leading
-// over all its starts.
-func startsOfLeading(t *testing.T) map[string]int {
-	t.Helper()
-	started, _, err := leadershipLines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return started
-}
-
-// leadershipLines counts each replica's log lines that say it started and
-// stopped leading.
-func leadershipLines() (started, stopped map[string]int, err error) {
-	started, stopped = map[string]int{}, map[string]int{}
-	for _, r := range cluster.GridviewReplicas() {
-		data, err := os.ReadFile(r.LogFile)
-		if err != nil {
-			return nil, nil, err
-		}
-		started[r.Name] = strings.Count(string(data), startedLeading)
-		stopped[r.Name] = strings.Count(string(data), stoppedLeading)
-	}
-	return started, stopped, nil
-}
-
-func names(replicas []*localcluster.GridviewReplica) []string {
-	var out []string
-	for _, r := range replicas {
-		out = append(out, r.Name)
-	}
-	return out
 }

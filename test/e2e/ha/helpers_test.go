@@ -18,10 +18,11 @@ package ha
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,8 +113,10 @@ func (s site) gridView(node string) string {
 	return topology.Name(s.node(node), framework.SliceName("grid"))
 }
 
-// content is what a view says, without its resourceVersion, which differs
-// per replica by design.
+// content is what a view says, without its resourceVersion: a replica
+// that loaded the log at a later revision, after a restart past etcd's
+// compaction, stamps the views it loaded with that revision, while one that
+// applied the changes before it carries each view's own.
 func content(view *topologyv1alpha1.NodeEndpoints) string {
 	return fmt.Sprintf("%s %s %v %v", view.Name, view.Topology.MatchedKey, view.Labels, addresses(view))
 }
@@ -137,8 +140,8 @@ func (s site) gridAddresses(ctx context.Context, client versioned.Interface, nod
 	return framework.ServiceAddresses(ctx, client, s.ns, s.node(node), "grid")
 }
 
-// directClient talks to one replica, bypassing the aggregator. The replica
-// forwards reads of NodeEndpoints to the leader.
+// directClient talks to one replica, bypassing the aggregator: it serves
+// every read itself, from the views it derived from gridview's input log.
 func directClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Interface {
 	t.Helper()
 	client, err := versioned.NewForConfig(r.Config())
@@ -147,29 +150,6 @@ func directClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Inter
 	}
 	return client
 }
-
-// ownViewsClient reads one replica's own views: a replica serves a read
-// another one forwarded to it itself, and a caller may mark its reads so.
-func ownViewsClient(t *testing.T, r *localcluster.GridviewReplica) versioned.Interface {
-	t.Helper()
-	config := r.Config()
-	config.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			req = req.Clone(req.Context())
-			req.Header.Set("X-Gridview-Forwarded-By", "e2e-ha")
-			return rt.RoundTrip(req)
-		})
-	})
-	client, err := versioned.NewForConfig(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return client
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // metric reads one sample of a replica's /metrics, named with its labels as
 // /metrics prints them.
@@ -217,20 +197,254 @@ func informerAndList(store cache.Store, list *topologyv1alpha1.NodeEndpointsList
 	return got, want
 }
 
-// caughtUp waits until follower serves the views of the site that leader
-// serves: it replicates the leader's inputs, and one that had not caught up
-// would rightly answer a resourceVersion it has not reached with a relist.
-func (s site) caughtUp(t *testing.T, leader, follower *localcluster.GridviewReplica) {
+// runningReplicas returns the replicas whose process runs.
+func runningReplicas() []*localcluster.GridviewReplica {
+	var out []*localcluster.GridviewReplica
+	for _, r := range cluster.GridviewReplicas() {
+		if r.Running() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// runningReplicaBut returns a running replica other than r.
+func runningReplicaBut(t *testing.T, r *localcluster.GridviewReplica) *localcluster.GridviewReplica {
 	t.Helper()
-	eventually(t, 20*time.Second, follower.Name+" serving the views "+leader.Name+" serves", func(ctx context.Context) error {
-		a, errA := viewsIn(ctx, ownViewsClient(t, leader), s.ns)
-		b, errB := viewsIn(ctx, ownViewsClient(t, follower), s.ns)
-		if err := errors.Join(errA, errB); err != nil {
-			return err
+	for _, other := range runningReplicas() {
+		if other != r {
+			return other
 		}
-		if !maps.Equal(a, b) {
-			return fmt.Errorf("%s %v\n%s %v", leader.Name, a, follower.Name, b)
+	}
+	t.Fatalf("no running replica but %s", r.Name)
+	return nil
+}
+
+// leaders returns the running replicas that say they lead: write gridview's
+// input log and reconcile ServiceGrids (gridview_apiserver_leading 1).
+func leaders(ctx context.Context) ([]*localcluster.GridviewReplica, error) {
+	var out []*localcluster.GridviewReplica
+	for _, r := range runningReplicas() {
+		leading, err := metric(ctx, r, "gridview_apiserver_leading")
+		if err != nil {
+			return nil, err
 		}
-		return nil
+		if leading == 1 {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// awaitLeader waits until exactly one running replica leads, and returns it.
+func awaitLeader(t *testing.T, timeout time.Duration) *localcluster.GridviewReplica {
+	t.Helper()
+	var leader *localcluster.GridviewReplica
+	eventually(t, timeout, "one replica leading", func(ctx context.Context) error {
+		leading, err := leaders(ctx)
+		if err == nil && len(leading) != 1 {
+			err = fmt.Errorf("replicas leading: %v", names(leading))
+		}
+		if err == nil {
+			leader = leading[0]
+		}
+		return err
 	})
+	return leader
+}
+
+func names(replicas []*localcluster.GridviewReplica) []string {
+	out := []string{}
+	for _, r := range replicas {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// What a replica logs when it is elected to write gridview's input log.
+const startedLeading = "Leading gridview's input log"
+
+// startsOfLeading counts, for each replica, the times it was elected over
+// all its starts: its log is appended to across restarts.
+func startsOfLeading(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, r := range cluster.GridviewReplicas() {
+		data, err := os.ReadFile(r.LogFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r.Name] = strings.Count(string(data), startedLeading)
+	}
+	return out
+}
+
+// readyz asks a replica itself, not the aggregator, whether it is ready.
+func readyz(ctx context.Context, r *localcluster.GridviewReplica) error {
+	cfg := r.Config()
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.Timeout = 5 * time.Second
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "true").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("%s not ready: %w: %s", r.Name, err, failedChecks(string(body)))
+	}
+	return nil
+}
+
+// failedChecks shortens a verbose /readyz answer to its failing checks.
+func failedChecks(body string) string {
+	var failed []string
+	for line := range strings.Lines(body) {
+		if strings.HasPrefix(line, "[-]") {
+			failed = append(failed, strings.TrimSpace(line))
+		}
+	}
+	if len(failed) == 0 {
+		return strings.TrimSpace(body)
+	}
+	return strings.Join(failed, "; ")
+}
+
+// logRevision is the revision of gridview's input log whose views a
+// replica serves.
+func logRevision(ctx context.Context, r *localcluster.GridviewReplica) (float64, error) {
+	return metric(ctx, r, "gridview_nodeendpoints_log_revision")
+}
+
+// watchesServed counts, by replica, the watches of NodeEndpoints each
+// running replica served to their end (apiserver_request_total), whatever
+// their answer: a watch through the aggregator is served by the replica it
+// picked.
+func watchesServed(ctx context.Context, t *testing.T) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, r := range runningReplicas() {
+		body, err := metricsText(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(body) {
+			if !strings.HasPrefix(line, "apiserver_request_total{") ||
+				!strings.Contains(line, `resource="nodeendpoints"`) || !strings.Contains(line, `verb="WATCH"`) {
+				continue
+			}
+			value, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), 64)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", r.Name, line, err)
+			}
+			out[r.Name] += value
+		}
+	}
+	return out
+}
+
+// servedSince is, by replica, the watches each served since before.
+func servedSince(ctx context.Context, t *testing.T, before map[string]float64) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for name, n := range watchesServed(ctx, t) {
+		out[name] = n - before[name]
+	}
+	return out
+}
+
+// everyReplicaServed says whether every running replica served a watch
+// since before.
+func everyReplicaServed(ctx context.Context, t *testing.T, before map[string]float64) bool {
+	t.Helper()
+	served := servedSince(ctx, t, before)
+	for _, r := range runningReplicas() {
+		if served[r.Name] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// converged waits until every running replica serves the same views of
+// the site's namespace: each at the same revision of gridview's input log
+// (gridview_nodeendpoints_log_revision), unchanged while it was listed, and
+// listing the same content at the same resourceVersion. Replicas that
+// exchange nothing number every change alike. It returns that
+// resourceVersion.
+func (s site) converged(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	rv, _ := s.convergedViews(t, timeout)
+	return rv
+}
+
+// convergedViews is converged, and returns the views too, by name, as
+// their content.
+func (s site) convergedViews(t *testing.T, timeout time.Duration) (string, map[string]string) {
+	t.Helper()
+	var (
+		rv    string
+		views map[string]string
+	)
+	eventually(t, timeout, "every replica serving the same views at the same resourceVersion", func(ctx context.Context) error {
+		var err error
+		rv, views, err = sameViews(ctx, t, s.ns)
+		return err
+	})
+	return rv, views
+}
+
+// sameViews lists ns on every running replica and returns the
+// resourceVersion and content of the views they all list, or how they
+// differ.
+func sameViews(ctx context.Context, t *testing.T, ns string) (string, map[string]string, error) {
+	running := runningReplicas()
+	if len(running) < 2 {
+		return "", nil, fmt.Errorf("replicas running: %v", names(running))
+	}
+	var (
+		first               *localcluster.GridviewReplica
+		firstRevision       float64
+		firstRV             string
+		firstViews          map[string]string
+		revisions, versions []string
+	)
+	for _, r := range running {
+		before, err := logRevision(ctx, r)
+		if err != nil {
+			return "", nil, err
+		}
+		list, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", r.Name, err)
+		}
+		after, err := logRevision(ctx, r)
+		if err != nil {
+			return "", nil, err
+		}
+		if after != before {
+			return "", nil, fmt.Errorf("%s moved from revision %v to %v while listed", r.Name, before, after)
+		}
+		views := map[string]string{}
+		for i := range list.Items {
+			views[list.Items[i].Name] = content(&list.Items[i])
+		}
+		revisions = append(revisions, fmt.Sprintf("%s: %v", r.Name, after))
+		versions = append(versions, fmt.Sprintf("%s: %s", r.Name, list.ResourceVersion))
+		if first == nil {
+			first, firstRevision, firstRV, firstViews = r, after, list.ResourceVersion, views
+			continue
+		}
+		switch {
+		case after != firstRevision:
+			return "", nil, fmt.Errorf("log revisions differ: %v", revisions)
+		case list.ResourceVersion != firstRV:
+			return "", nil, fmt.Errorf("at log revision %v, lists' resourceVersions differ: %v", after, versions)
+		case !maps.Equal(views, firstViews):
+			return "", nil, fmt.Errorf("at resourceVersion %s, %s lists %v\n%s lists %v", firstRV, first.Name, firstViews, r.Name, views)
+		}
+	}
+	if len(firstViews) == 0 {
+		return "", nil, fmt.Errorf("no view in %s: the comparison would prove nothing", ns)
+	}
+	return firstRV, firstViews, nil
 }

@@ -19,7 +19,10 @@ limitations under the License.
 // etcd stopped, a replica killed. Its control plane of its own runs two
 // gridview-apiserver replicas, each in a network namespace of its own, on one
 // external etcd (not kube-apiserver's), both endpoints of the Service behind
-// the one APIService, as a Deployment of two replicas would be.
+// the one APIService, as a Deployment of two replicas would be. The replicas
+// exchange nothing: the one elected in that etcd writes gridview's input log
+// there, and each derives its views from the log and serves every read
+// itself.
 package ha
 
 import (

@@ -21,8 +21,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,17 +32,21 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientfeatures "k8s.io/client-go/features"
+
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // gridview-wrapper following its node through the aggregator, which picks a
 // replica per request, lists each upstream resource once and never again
-// through churn and watches that time out: its re-watches of NodeEndpoints
-// that reach the replica that does not lead are served there, from the
-// history it keeps as the leader's follower, or sent on to the leader, so
-// they resume where the last watch ended. What it serves ends equal to a
-// fresh list. The wrapper takes client-go's WatchListClient gate from its
-// environment: on, its first list of each resource is a streaming one.
+// through churn and watches that time out: whichever replica a re-watch of
+// NodeEndpoints reaches serves it from its own views, numbered as every
+// replica numbers them, so it resumes where the last watch ended. Both
+// replicas serve its watches. What it serves ends equal to a fresh list.
+// The wrapper takes client-go's WatchListClient gate from its environment:
+// on, its first list of each resource is a streaming one.
 func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 	churn := haDuration(t, "GRIDVIEW_HA_CHURN", 20*time.Second)
 	watchTimeout := haDuration(t, "GRIDVIEW_HA_WATCH_TIMEOUT", 3*time.Second)
@@ -53,23 +59,23 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			s := newSite(t)
-			leader := settledLeader(t)
-			defer leader.check(t)
-			servedBefore, localBefore := leaderReads(t, "follower"), leaderReads(t, "local")
+			s.converged(t, 20*time.Second)
+			servedBefore := watchesServed(ctx, t)
 			w := startHostWrapper(t, s.node("a1"), "--upstream-watch-timeout", watchTimeout.String())
 
-			changes, churned := s.churnThroughTheFollower(ctx, t, churn, servedBefore)
+			changes, churned := s.churnOnEveryReplica(ctx, t, churn, servedBefore)
 			eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
 				return wrapperEqualsList(ctx, w, s.ns, s.node("a1"))
 			})
-			served := followerServed(t, servedBefore, localBefore)
+			served := servedSince(ctx, t, servedBefore)
 			watches := w.counts(t, "gridview_wrapper_upstream_watches_total")
 			lists := w.counts(t, "gridview_wrapper_upstream_lists_total")
-			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v (%v of NodeEndpoints served by the follower), lists %v",
+			t.Logf("%d changes in %s, watches timing out after %s to twice that: watches %v (of NodeEndpoints ended, by replica: %v), lists %v",
 				changes, churned.Round(time.Second), watchTimeout, watches, served, lists)
 			if watches["nodeendpoints"] < 3 {
 				t.Errorf("%v watches of NodeEndpoints: the wrapper hardly re-watched, the test proves little", watches["nodeendpoints"])
 			}
+			expectEveryReplicaServed(t, served)
 			if !onceEach(lists) {
 				t.Errorf("lists by resource: %v, want 1 of each", lists)
 			}
@@ -89,7 +95,10 @@ func onceEach(counts map[string]float64) bool {
 
 // hostWrapper is gridview-wrapper on the host, reading the cluster as its
 // admin.
-type hostWrapper struct{ listen string }
+type hostWrapper struct {
+	listen string
+	proc   *localcluster.Process
+}
 
 // startHostWrapper runs gridview-wrapper for node with flags added and
 // stops it when the test ends.
@@ -106,6 +115,7 @@ func startHostWrapper(t *testing.T, node string, flags ...string) hostWrapper {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.proc = proc
 	// Before t.TempDir removes the cache directory.
 	t.Cleanup(func() { _ = proc.Stop() })
 	return w
@@ -147,6 +157,53 @@ func (w hostWrapper) counts(t *testing.T, name string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// wrapperEqualsList compares what w serves of ns's EndpointSlices with a
+// fresh list of node's views.
+func wrapperEqualsList(ctx context.Context, w hostWrapper, ns, node string) error {
+	list, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + node})
+	if err != nil {
+		return err
+	}
+	want := map[string]string{}
+	for i := range list.Items {
+		want[list.Items[i].Slice.Name] = fmt.Sprint(framework.Addresses(&list.Items[i]))
+	}
+	if len(want) == 0 {
+		return fmt.Errorf("%s has no view: the comparison would prove nothing", node)
+	}
+	got, err := w.slices(ctx, ns)
+	if err != nil {
+		return err
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("wrapper %v\nlist %v", got, want)
+	}
+	return nil
+}
+
+// shortWatches counts the watches of NodeEndpoints that the wrapper's log
+// since its start says ended within a second with no event: client-go's
+// reflector lists again after each.
+func (w hostWrapper) shortWatches(t *testing.T) int {
+	t.Helper()
+	data, err := os.ReadFile(w.proc.LogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(data)
+	// The harness appends one "=== <time> starting" line per start.
+	if i := strings.LastIndex(log, "=== "); i >= 0 {
+		log = log[i:]
+	}
+	n := 0
+	for line := range strings.Lines(log) {
+		if strings.Contains(line, "very short watch") && strings.Contains(strings.ToLower(line), "nodeendpoints") {
+			n++
+		}
+	}
+	return n
 }
 
 // slices is what the wrapper serves kube-proxy of ns's EndpointSlices: the

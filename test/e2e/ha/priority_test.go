@@ -39,12 +39,11 @@ const nodeWatches = 200
 
 // Nodes' watches of their views, through the aggregator with the nodes'
 // identities (system:node:<name> in system:nodes, API Priority and
-// Fairness's "system" level), hold no seat once set up, on the replica that
-// serves them or on one that forwards them to the leader: otherwise the
-// nodes beyond a replica's seats would wait for a watch to end.
+// Fairness's "system" level), hold no seat once set up on the replica that
+// serves them: otherwise the nodes beyond a replica's seats would wait for a
+// watch to end. The aggregator spreads them over the replicas, each of which
+// serves its share itself.
 func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
-	leader := settledLeader(t)
-	follower := runningReplicaBut(t, leader.replica)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	grantNodesTheirViews(ctx, t)
@@ -75,7 +74,29 @@ func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
 			t.Fatal("the nodes' watches not set up within a minute")
 		}
 	}
-	for _, r := range []*localcluster.GridviewReplica{leader.replica, follower} {
+	eventually(t, 10*time.Second, "every node watch held by a replica", func(ctx context.Context) error {
+		held := map[string]float64{}
+		total := 0.0
+		for _, r := range runningReplicas() {
+			watchers, err := metric(ctx, r, "gridview_nodeendpoints_watchers")
+			if err != nil {
+				return err
+			}
+			held[r.Name] = watchers
+			total += watchers
+		}
+		if total < nodeWatches {
+			return fmt.Errorf("watchers by replica %v, %d node watches open", held, nodeWatches)
+		}
+		for name, watchers := range held {
+			if watchers == 0 {
+				return fmt.Errorf("%s holds no watcher of the %d nodes' (by replica: %v): the aggregator sent every watch elsewhere", name, nodeWatches, held)
+			}
+		}
+		t.Logf("NodeEndpoints watchers by replica: %v", held)
+		return nil
+	})
+	for _, r := range runningReplicas() {
 		eventually(t, 10*time.Second, r.Name+" holding no seat for watches set up", func(ctx context.Context) error {
 			seats, err := executingSeats(ctx, r, "system")
 			if err != nil {

@@ -21,12 +21,14 @@ package nodeendpoints
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	utilflowcontrol "k8s.io/apiserver/pkg/util/flowcontrol"
 
 	"github.com/gridview/gridview/apis/topology"
@@ -64,7 +66,14 @@ func (*storage) GetSingularName() string { return "nodeendpoints" }
 func (*storage) ShortNames() []string    { return []string{"nep"} }
 func (*storage) Categories() []string    { return []string{"gridview"} }
 
-func (s *storage) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+func (s *storage) Get(ctx context.Context, name string, opts *metav1.GetOptions) (runtime.Object, error) {
+	var resourceVersion string
+	if opts != nil {
+		resourceVersion = opts.ResourceVersion
+	}
+	if err := s.views.AwaitFresh(ctx, resourceVersion, ""); err != nil {
+		return nil, err
+	}
 	return s.views.Get(genericapirequest.NamespaceValue(ctx), name)
 }
 
@@ -88,6 +97,13 @@ func (s *storage) Watch(ctx context.Context, opts *metainternalversion.ListOptio
 		opts = &metainternalversion.ListOptions{}
 	}
 	if err := s.views.AwaitFresh(ctx, opts.ResourceVersion, ""); err != nil {
+		if apistorage.IsTooLargeResourceVersion(err) {
+			// client-go lists again after any error of a watch but this
+			// one, and this replica will number the same changes alike
+			// once it gets there: the client watches again from where it
+			// was, here or on another replica.
+			return nil, apierrors.NewTooManyRequests(err.Error()+"; this replica has not read gridview's input log that far yet: watch again", 1)
+		}
 		return nil, err
 	}
 	f := filter(ctx, opts)

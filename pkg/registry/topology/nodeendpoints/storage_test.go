@@ -17,7 +17,10 @@ limitations under the License.
 package nodeendpoints
 
 import (
+	"context"
+	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -27,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	apistorage "k8s.io/apiserver/pkg/storage"
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/apis/topology"
@@ -76,3 +80,58 @@ func TestStorageServesTheRequestNamespace(t *testing.T) {
 		}
 	}
 }
+
+// A replica that has not read the log as far as a client's resourceVersion
+// answers its watch with 429, which client-go watches again after from the
+// same resourceVersion, and a list with "Too large resource version", as
+// kube-apiserver does. A resourceVersion of a revision etcd never reached
+// (an etcd restored or replaced), or of another engine, gets 410: waiting
+// for it would wait for ever.
+func TestAReplicaBehindAsksToWatchAgain(t *testing.T) {
+	generation := uint64(viewstore.EngineGeneration) << 57
+	ahead := strconv.FormatUint(generation|uint64(1)<<56, 10)
+	tests := []struct {
+		name            string
+		resourceVersion string
+		// etcdAt is the revision etcd says it is at; 0: the store has no log.
+		etcdAt     int64
+		wantWatch  func(error) bool
+		wantWatchS string
+		// wantList is "Too large resource version" or "410".
+		wantList string
+	}{
+		{name: "a revision etcd reached", resourceVersion: ahead, etcdAt: 1 << 40,
+			wantWatch: apierrors.IsTooManyRequests, wantWatchS: "429", wantList: "Too large resource version"},
+		{name: "no log to ask", resourceVersion: ahead,
+			wantWatch: apierrors.IsTooManyRequests, wantWatchS: "429", wantList: "Too large resource version"},
+		{name: "a revision etcd never reached", resourceVersion: ahead, etcdAt: 100,
+			wantWatch: apierrors.IsResourceExpired, wantWatchS: "410", wantList: "410"},
+		{name: "another engine's", resourceVersion: strconv.FormatUint(generation<<1, 10), etcdAt: 1 << 40,
+			wantWatch: apierrors.IsResourceExpired, wantWatchS: "410", wantList: "410"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			views := viewstore.New(viewstore.DefaultOptions)
+			views.Load([]*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}}, nil, nil)
+			if tc.etcdAt > 0 {
+				views.SetLog(fakeLog(tc.etcdAt))
+			}
+			s := NewStorage(views).(*storage)
+			ctx, cancel := context.WithTimeout(genericapirequest.WithNamespace(t.Context(), "demo"), 100*time.Millisecond)
+			defer cancel()
+			if _, err := s.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: tc.resourceVersion}); !tc.wantWatch(err) {
+				t.Errorf("watch: %v, want %s", err, tc.wantWatchS)
+			}
+			_, err := s.List(ctx, &metainternalversion.ListOptions{ResourceVersion: tc.resourceVersion})
+			if got := apistorage.IsTooLargeResourceVersion(err); got != (tc.wantList == "Too large resource version") || !got && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+				t.Errorf("list: %v, want %s", err, tc.wantList)
+			}
+		})
+	}
+}
+
+// fakeLog is etcd at a revision.
+type fakeLog int64
+
+func (l fakeLog) Revision(context.Context) (int64, error) { return int64(l), nil }
+func (fakeLog) RequestProgress()                          {}

@@ -14,14 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package viewstore
+package inputlog
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TrimInput is the transform of the informers that feed the store. It drops
+// TrimInput is the transform of the informers the writer reads. It drops
 // what the views never read before an object is cached, so those informers
 // must not serve readers that need more, such as an admission policy's
 // params. A Node keeps its identity, labels and timestamps: its spec and

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package viewstore
+package inputlog
 
 import (
 	"testing"
@@ -25,6 +25,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/diff"
 )
+
+var unitRule = map[string]string{"topology.gridview.io/keys": "unit"}
+
+func labelledService() *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "echo", Labels: map[string]string{"app": "echo"}, Annotations: unitRule}}
+}
 
 var managedFields = []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1"}}
 
@@ -56,25 +62,25 @@ func TestTrimInput(t *testing.T) {
 		"a Node keeps the metadata the views read": {
 			in: kubeletNode("edge-1", "a"),
 			want: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-1", UID: "uid-edge-1", ResourceVersion: "42",
-				CreationTimestamp: metav1.Unix(1700000000, 0), Labels: map[string]string{"unit": "a"}}},
+				CreationTimestamp: metav1.Unix(1700000000, 0), Labels: map[string]string{"topology.gridview.io/unit": "a"}}},
 		},
 		"a deleted Node keeps its deletion timestamp": {
 			in: deleting,
 			want: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "edge-2", UID: "uid-edge-2", ResourceVersion: "42",
-				CreationTimestamp: metav1.Unix(1700000000, 0), DeletionTimestamp: &deleted, Labels: map[string]string{"unit": "b"}}},
+				CreationTimestamp: metav1.Unix(1700000000, 0), DeletionTimestamp: &deleted, Labels: map[string]string{"topology.gridview.io/unit": "b"}}},
 		},
 		"a Service loses its managedFields only": {
-			in:   withManagedFields(service("demo", "echo", map[string]string{"app": "echo"}, anyMatchUnit)),
-			want: service("demo", "echo", map[string]string{"app": "echo"}, anyMatchUnit),
+			in:   withManagedFields(labelledService()),
+			want: labelledService(),
 		},
 		"an EndpointSlice loses its managedFields only": {
 			in:   withManagedFields(slice("demo", "echo", "edge-1", "edge-2")),
 			want: slice("demo", "echo", "edge-1", "edge-2"),
 		},
 		"a Namespace loses its managedFields only": {
-			in: withManagedFields(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: anyMatchUnit},
+			in: withManagedFields(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: unitRule},
 				Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}),
-			want: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: anyMatchUnit},
+			want: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo", Annotations: unitRule},
 				Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}},
 		},
 	} {

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package inputlog
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+	"k8s.io/klog/v2"
+)
+
+// sessionTTL is how long a writer that stopped answering (killed, cut off
+// from etcd) keeps the leadership: its etcd lease then expires.
+const sessionTTL = 10
+
+// Campaign runs lead while this replica holds the leadership of the log,
+// with the fence every write of the leader carries, and campaigns again
+// whenever it loses it, until ctx ends. etcd elects: the replica whose key
+// under prefix is the oldest of live sessions leads, and a deposed one's
+// writes fail the fence.
+func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(ctx context.Context, fence clientv3.Cmp)) {
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := campaignOnce(ctx, client, prefix, identity, lead)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			klog.ErrorS(err, "Campaigning for the leadership of gridview's input log again")
+		}
+		// A lead that ends at once (the log cannot be read, say) would
+		// otherwise take and hand over the leadership in a loop.
+		if err != nil || time.Since(start) < minLead {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// minLead is how long a lead must last for the next campaign to start at
+// once.
+const minLead = 5 * time.Second
+
+func campaignOnce(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(context.Context, clientv3.Cmp)) error {
+	session, err := concurrency.NewSession(client, concurrency.WithTTL(sessionTTL), concurrency.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("opening an etcd session: %w", err)
+	}
+	// Revoking the session's lease deletes this replica's election key: a
+	// replica that stops hands the leadership over at once. Not with
+	// session.Close: it revokes under the session's context, ctx, which has
+	// ended already when the replica stops, so the key would stay until the
+	// lease expires.
+	defer func() {
+		session.Orphan()
+		revokeCtx, cancelRevoke := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
+		defer cancelRevoke()
+		if _, err := client.Revoke(revokeCtx, session.Lease()); err != nil {
+			klog.V(2).InfoS("Cannot revoke the etcd session of this replica's campaign; it expires", "err", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-session.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	election := concurrency.NewElection(session, prefix)
+	if err := election.Campaign(ctx, identity); err != nil {
+		return fmt.Errorf("campaigning: %w", err)
+	}
+	klog.InfoS("Leading gridview's input log", "identity", identity, "key", election.Key())
+	leading.Set(1)
+	defer leading.Set(0)
+	lead(ctx, clientv3.Compare(clientv3.CreateRevision(election.Key()), "=", election.Rev()))
+	klog.InfoS("Stopped leading gridview's input log", "identity", identity)
+	return nil
+}
