@@ -23,9 +23,9 @@ import (
 )
 
 // The store's inputs come from gridview's log (Feed), a revision's at a
-// time. Each of these applies one input as a revision of its own, after the
-// store's: for a caller that holds inputs of its own, as tests and
-// benchmarks do.
+// time. For tests and benchmarks, each of these applies one input as a
+// revision of its own, after the store's: outside them, a revision the log
+// did not number would name other content than on another replica.
 
 // SetNode adds or updates a node.
 func (s *Store) SetNode(node *corev1.Node) { s.asRevision(func() { s.setNode(node) }) }
