@@ -152,8 +152,9 @@ func (c CompletedConfig) New() (*Server, error) {
 				c.leading.Store(true)
 				defer c.leading.Store(false)
 				lead(ctx, func(ctx context.Context) error { return writer.Lead(ctx, fence) }, controller.Lead, func(ctx context.Context) error {
-					_, err := inputsKube.Discovery().ServerVersion()
-					return err
+					ctx, cancel := context.WithTimeout(ctx, reachCheckInterval)
+					defer cancel()
+					return inputsKube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 				})
 			})
 		}()
@@ -207,6 +208,12 @@ func (c CompletedConfig) New() (*Server, error) {
 // and the log it writes would hold every replica's views still, while
 // another replica may reach it.
 func lead(ctx context.Context, write func(context.Context) error, reconcile func(context.Context), reachable func(context.Context) error) {
+	// One that cannot reach it does not take over: it would write its
+	// informers' old state over the log.
+	if err := reachable(ctx); err != nil {
+		klog.ErrorS(err, "Not leading: kube-apiserver cannot be reached")
+		return
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	reconciled := make(chan struct{})

@@ -27,26 +27,30 @@ import (
 
 // A replica whose writer of the log stops, deposed, stops reconciling too;
 // one whose leadership ends, or that cannot reach kube-apiserver for
-// unreachableLimit, stops both.
+// unreachableLimit, stops both; one that cannot reach it when elected does
+// not start.
 func TestLeadStopsReconcilingWithTheWriter(t *testing.T) {
 	tests := []struct {
 		name string
 		// write returns at once when deposed; otherwise it waits for ctx.
 		deposed bool
-		// unreachable: kube-apiserver does not answer; the leader steps
-		// down by itself.
+		// unreachable: kube-apiserver stops answering after the first
+		// check; the leader steps down by itself.
 		unreachable bool
+		// unreachableAtStart: it never answers.
+		unreachableAtStart bool
 	}{
 		{name: "the writer deposed", deposed: true},
 		{name: "the leadership ended"},
-		{name: "kube-apiserver unreachable", unreachable: true},
+		{name: "kube-apiserver unreachable while leading", unreachable: true},
+		{name: "kube-apiserver unreachable when elected", unreachableAtStart: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				var reconciling atomic.Bool
+				var reconciling, everReconciled atomic.Bool
 				write := func(ctx context.Context) error {
 					if tc.deposed {
 						return errors.New("deposed")
@@ -55,12 +59,14 @@ func TestLeadStopsReconcilingWithTheWriter(t *testing.T) {
 					return ctx.Err()
 				}
 				reconcile := func(ctx context.Context) {
+					everReconciled.Store(true)
 					reconciling.Store(true)
 					<-ctx.Done()
 					reconciling.Store(false)
 				}
+				var checks atomic.Int32
 				reachable := func(context.Context) error {
-					if tc.unreachable {
+					if checks.Add(1) > 1 && tc.unreachable || tc.unreachableAtStart {
 						return errors.New("connection refused")
 					}
 					return nil
@@ -73,6 +79,11 @@ func TestLeadStopsReconcilingWithTheWriter(t *testing.T) {
 				}()
 				synctest.Wait()
 				switch {
+				case tc.unreachableAtStart:
+					<-done
+					if everReconciled.Load() || time.Since(start) > 0 {
+						t.Errorf("reconciled %v, led %v: want neither", everReconciled.Load(), time.Since(start))
+					}
 				case tc.unreachable:
 					if !reconciling.Load() {
 						t.Fatal("not reconciling while leading")

@@ -37,8 +37,7 @@ const sessionTTL = 10
 // writes fail the fence.
 func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(ctx context.Context, fence clientv3.Cmp)) {
 	for ctx.Err() == nil {
-		start := time.Now()
-		err := campaignOnce(ctx, client, prefix, identity, lead)
+		led, err := campaignOnce(ctx, client, prefix, identity, lead)
 		if ctx.Err() != nil {
 			return
 		}
@@ -47,7 +46,7 @@ func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity str
 		}
 		// A lead that ends at once (the log cannot be read, say) would
 		// otherwise take and hand over the leadership in a loop.
-		if err != nil || time.Since(start) < minLead {
+		if err != nil || led < minLead {
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
@@ -60,10 +59,11 @@ func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity str
 // once.
 const minLead = 5 * time.Second
 
-func campaignOnce(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(context.Context, clientv3.Cmp)) error {
+// campaignOnce campaigns, leads once elected, and returns how long it led.
+func campaignOnce(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(context.Context, clientv3.Cmp)) (time.Duration, error) {
 	session, err := concurrency.NewSession(client, concurrency.WithTTL(sessionTTL), concurrency.WithContext(ctx))
 	if err != nil {
-		return fmt.Errorf("opening an etcd session: %w", err)
+		return 0, fmt.Errorf("opening an etcd session: %w", err)
 	}
 	// Revoking the session's lease deletes this replica's election key: a
 	// replica that stops hands the leadership over at once. Not with
@@ -89,12 +89,13 @@ func campaignOnce(ctx context.Context, client *clientv3.Client, prefix, identity
 	}()
 	election := concurrency.NewElection(session, prefix)
 	if err := election.Campaign(ctx, identity); err != nil {
-		return fmt.Errorf("campaigning: %w", err)
+		return 0, fmt.Errorf("campaigning: %w", err)
 	}
 	klog.InfoS("Leading gridview's input log", "identity", identity, "key", election.Key())
 	leading.Set(1)
 	defer leading.Set(0)
+	start := time.Now()
 	lead(ctx, clientv3.Compare(clientv3.CreateRevision(election.Key()), "=", election.Rev()))
 	klog.InfoS("Stopped leading gridview's input log", "identity", identity)
-	return nil
+	return time.Since(start), nil
 }

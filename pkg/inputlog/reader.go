@@ -56,8 +56,9 @@ type Reader struct {
 	// unreadable is set while the next revision holds an input this
 	// replica cannot decode (one a newer writer wrote, say).
 	unreadable atomic.Bool
-	// watching is set while the watch of the log answers.
-	watching atomic.Bool
+	// heard is when the watch of the log last answered (Unix nanoseconds),
+	// 0 while there is none.
+	heard atomic.Int64
 }
 
 // NewReader returns a reader of the log under prefix into sink.
@@ -70,7 +71,9 @@ func NewReader(client *clientv3.Client, prefix string, sink Sink) *Reader {
 // what another replica serves.
 func (r *Reader) Current() bool {
 	reached := r.reached.Load()
-	return reached > 0 && reached >= r.caughtUp.Load() && !r.unreadable.Load() && r.watching.Load()
+	heard := r.heard.Load()
+	return reached > 0 && reached >= r.caughtUp.Load() && !r.unreadable.Load() &&
+		heard > 0 && time.Since(time.Unix(0, heard)) < silenceLimit
 }
 
 // Reached is the latest revision the sink applied.
@@ -191,14 +194,19 @@ func (r *Reader) oldest(ctx context.Context) (int64, error) {
 func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	watch := r.client.Watch(ctx, r.prefix, clientv3.WithPrefix(), clientv3.WithRev(from+1), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
+	// From from itself, whose changes the sink holds already: etcd notifies
+	// the progress of a watch only once it started at or before the
+	// revision it is at, and an idle log's next revision is still to come.
+	watch := r.client.Watch(ctx, r.prefix, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
 	// A replica whose watch failed is behind until it answers again.
-	defer r.watching.Store(false)
+	defer r.heard.Store(0)
 	go r.requestProgress(ctx)
 	for resp := range watch {
-		r.watching.Store(true)
+		r.heard.Store(time.Now().UnixNano())
 		if resp.Created {
-			continue // the watch is there: the replica is as current as its load
+			// Current again once it reached what etcd holds now.
+			r.caughtUp.Store(max(r.caughtUp.Load(), resp.Header.Revision))
+			continue
 		}
 		if resp.IsProgressNotify() {
 			if revision := resp.Header.Revision; revision > from {
@@ -218,11 +226,6 @@ func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 		// written, and revisions in order.
 		for i := 0; i < len(resp.Events); {
 			revision := resp.Events[i].Kv.ModRevision
-			if revision <= from {
-				// etcd sends revisions in order, and each whole: applied
-				// again or in part, it would number changes anew.
-				return from, fmt.Errorf("%w: revision %d after %d", errOutOfOrder, revision, from)
-			}
 			var changes []Change
 			for ; i < len(resp.Events) && resp.Events[i].Kv.ModRevision == revision; i++ {
 				change, err := r.decode(resp.Events[i].Kv)
@@ -237,29 +240,49 @@ func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 				}
 				changes = append(changes, change)
 			}
+			switch {
+			case revision == from:
+				continue // the sink holds it
+			case revision < from:
+				// etcd sends revisions in order, and each whole: applied
+				// again or in part, it would number changes anew.
+				return from, fmt.Errorf("%w: revision %d after %d", errOutOfOrder, revision, from)
+			}
 			r.sink.Apply(revision, changes)
 			r.reached.Store(revision)
 			r.unreadable.Store(false)
 			from = revision
 		}
 	}
-	return from, fmt.Errorf("the watch of gridview's input log ended: %w", ctx.Err())
+	return from, fmt.Errorf("the watch of gridview's input log ended: %v", ctx.Err())
 }
 
-// requestProgress asks etcd, until the reader is current or ctx ends, for
-// the revision its watch reached. No event shows that a watch passed a
+// A reader asks etcd how far its watch got every progressInterval, and
+// takes a watch that said nothing for silenceLimit to be cut off: the
+// etcd client keeps a watch open while it cannot reach etcd, and resumes
+// it, so no error says so.
+const (
+	progressInterval = 5 * time.Second
+	silenceLimit     = 15 * time.Second
+)
+
+// requestProgress asks etcd for the revision the reader's watch reached:
+// often until the reader is current (no event shows that a watch passed a
 // revision that changed no input, and etcd notifies progress unasked only
-// every few minutes; it answers a request only once the watch caught up,
-// so the reader asks again.
+// every few minutes), then every progressInterval, until ctx ends.
 func (r *Reader) requestProgress(ctx context.Context) {
-	for !r.Current() {
+	for {
 		if err := r.client.RequestProgress(ctx); err != nil && ctx.Err() == nil {
 			klog.V(2).InfoS("Cannot ask etcd how far gridview's input log was read", "err", err)
+		}
+		wait := progressInterval
+		if !r.Current() {
+			wait = 100 * time.Millisecond
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }

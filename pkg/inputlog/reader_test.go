@@ -27,6 +27,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/dump"
+
+	"github.com/gridview/gridview/pkg/embeddedetcd"
 )
 
 // logOp is one operation of a transaction on etcd: a put of an input, a
@@ -232,4 +234,35 @@ func TestReaderLoadsAtTheOldestRevision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A reader cut off from etcd is not current once its watch has been silent
+// for silenceLimit: the etcd client keeps a watch open while it cannot
+// reach etcd, so no error says so, and a replica that says it is current
+// would serve frozen views to the watches it holds.
+func TestAReaderCutOffFromEtcdIsNotCurrent(t *testing.T) {
+	t.Parallel()
+	cfg, err := embeddedetcd.NewConfig(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := embeddedetcd.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closeOnce sync.Once
+	stopEtcd := func() { closeOnce.Do(etcd.Close) }
+	t.Cleanup(stopEtcd)
+	client := newClient(t, cfg.ClientURL.String())
+	reader, _ := read(t, client)
+	await(t, 20*time.Second, "the reader never became current", reader.Current)
+	// Quiet but connected: etcd answers the progress requests.
+	time.Sleep(silenceLimit + progressInterval)
+	if !reader.Current() {
+		t.Fatal("a reader of a quiet log stopped being current")
+	}
+	stopEtcd()
+	cut := time.Now()
+	await(t, 2*silenceLimit, "the reader stayed current with etcd gone", func() bool { return !reader.Current() })
+	t.Logf("not current %v after etcd went", time.Since(cut).Round(time.Second))
 }

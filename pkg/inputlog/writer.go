@@ -143,7 +143,8 @@ func (w *Writer) Lead(ctx context.Context, fence clientv3.Cmp) error {
 		workers.Go(func() {
 			for {
 				batch, shutdown := w.takeBatch(queue)
-				if shutdown {
+				if shutdown || ctx.Err() != nil {
+					// A queue shut down still hands out what it holds.
 					return
 				}
 				err := w.write(ctx, fence, batch, held)

@@ -123,7 +123,7 @@ func (s *Store) awaitReached(ctx context.Context, want uint64, wait time.Duratio
 		// The revision may hold no change of the log, which only etcd's
 		// word that the store read past it moves the store to.
 		if log := s.log.Load(); log != nil && time.Since(asked) >= time.Second {
-			(*log).RequestProgress()
+			go (*log).RequestProgress()
 			asked = time.Now()
 		}
 		if time.Now().After(deadline) {

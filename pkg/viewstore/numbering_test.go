@@ -23,6 +23,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -574,14 +575,24 @@ func TestAReplicaBehindWaitsForAResourceVersionAnotherIssued(t *testing.T) {
 type fakeLog struct {
 	revision int64
 	err      error
-	asked    []time.Duration
 	start    time.Time
 	progress func()
+	mu       sync.Mutex
+	asked    []time.Duration
+}
+
+// askedAt is when the store asked for progress.
+func (l *fakeLog) askedAt() []time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.asked)
 }
 
 func (l *fakeLog) Revision(context.Context) (int64, error) { return l.revision, l.err }
 
 func (l *fakeLog) RequestProgress() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.asked = append(l.asked, time.Since(l.start))
 	if l.progress != nil {
 		go l.progress()
@@ -611,8 +622,9 @@ func TestAReadWaitsForProgressThroughRevisionsWithoutInputs(t *testing.T) {
 		if err := progressed.store.AwaitFresh(t.Context(), fmtRV(revisionEnd(quiet)), ""); !storage.IsTooLargeResourceVersion(err) {
 			t.Fatalf("a read from the end of revision %d, which the replica has no word of: %v, want Too large resource version", quiet, err)
 		}
-		if len(etcd.asked) == 0 || len(etcd.asked) > int(freshWait/time.Second)+1 {
-			t.Errorf("asked for progress at %v while waiting %s, want at most once a second", etcd.asked, freshWait)
+		synctest.Wait()
+		if asked := etcd.askedAt(); len(asked) == 0 || len(asked) > int(freshWait/time.Second)+1 {
+			t.Errorf("asked for progress at %v while waiting %s, want at most once a second", asked, freshWait)
 		}
 		// A read that names no resourceVersion must be current: etcd is at
 		// the quiet revision.
@@ -626,12 +638,15 @@ func TestAReadWaitsForProgressThroughRevisionsWithoutInputs(t *testing.T) {
 		etcd.err = nil
 
 		// Once asked, etcd reports the progress.
+		etcd.mu.Lock()
 		etcd.asked, etcd.progress = nil, func() { progressed.feed.Progress(quiet) }
+		etcd.mu.Unlock()
 		if err := progressed.store.AwaitFresh(t.Context(), "", ""); err != nil {
 			t.Fatalf("a current read, once progress reached revision %d: %v", quiet, err)
 		}
-		if len(etcd.asked) != 1 {
-			t.Errorf("asked for progress %d times, want once", len(etcd.asked))
+		synctest.Wait()
+		if asked := etcd.askedAt(); len(asked) != 1 {
+			t.Errorf("asked for progress %d times, want once", len(asked))
 		}
 		if got := progressed.store.resourceVersion(); got != revisionEnd(quiet) {
 			t.Errorf("after progress to revision %d the store is at %d, want its end %d", quiet, got, revisionEnd(quiet))
