@@ -61,6 +61,7 @@ func (s *Store) SetLog(log Log) { s.log.Store(&log) }
 // rather than serve what may be old.
 func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken string) error {
 	var want uint64
+	named := "resourceVersion"
 	if continueToken != "" && resourceVersion != "" && resourceVersion != "0" {
 		return nil // the read itself refuses both
 	}
@@ -79,7 +80,7 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 		if err != nil {
 			return nil // the read itself says what is wrong
 		}
-		want = token.RV
+		want, named = token.RV, "the continue token's resourceVersion"
 	} else if rv, err := strconv.ParseUint(resourceVersion, 10, 64); err == nil {
 		want = rv
 	}
@@ -88,7 +89,7 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 	}
 	if current, reached := s.awaitReached(ctx, want, freshWait); !reached {
 		if s.neverIssued(ctx, want) {
-			return apierrors.NewResourceExpired(fmt.Sprintf("resourceVersion %d names a revision gridview's etcd has not reached (was it restored or replaced?): list again", want))
+			return apierrors.NewResourceExpired(fmt.Sprintf("%s %d names a revision gridview's etcd has not reached (was it restored or replaced?): list again", named, want))
 		}
 		return storage.NewTooLargeResourceVersionError(want, current, 1)
 	}
