@@ -18,6 +18,7 @@ package inputlog
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +32,14 @@ import (
 // of it and its endpoint; both end with the test.
 func startEtcd(t *testing.T) (*clientv3.Client, string) {
 	t.Helper()
+	endpoint, _ := startMember(t)
+	return newClient(t, endpoint), endpoint
+}
+
+// startMember runs an embedded etcd member for the test and returns its
+// endpoint and what stops it, which the test's end calls too.
+func startMember(t *testing.T) (endpoint string, stop func()) {
+	t.Helper()
 	cfg, err := embeddedetcd.NewConfig(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +48,10 @@ func startEtcd(t *testing.T) (*clientv3.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(etcd.Close)
-	endpoint := cfg.ClientURL.String()
-	return newClient(t, endpoint), endpoint
+	var once sync.Once
+	stop = func() { once.Do(etcd.Close) }
+	t.Cleanup(stop)
+	return cfg.ClientURL.String(), stop
 }
 
 // newClient is another client of the member at endpoint, as another replica

@@ -27,8 +27,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/dump"
-
-	"github.com/gridview/gridview/pkg/embeddedetcd"
 )
 
 // logOp is one operation of a transaction on etcd: a put of an input, a
@@ -242,18 +240,8 @@ func TestReaderLoadsAtTheOldestRevision(t *testing.T) {
 // would serve frozen views to the watches it holds.
 func TestAReaderCutOffFromEtcdIsNotCurrent(t *testing.T) {
 	t.Parallel()
-	cfg, err := embeddedetcd.NewConfig(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcd, err := embeddedetcd.Start(t.Context(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var closeOnce sync.Once
-	stopEtcd := func() { closeOnce.Do(etcd.Close) }
-	t.Cleanup(stopEtcd)
-	client := newClient(t, cfg.ClientURL.String())
+	endpoint, stopEtcd := startMember(t)
+	client := newClient(t, endpoint)
 	reader, _ := read(t, client)
 	await(t, 20*time.Second, "the reader never became current", reader.Current)
 	// Quiet but connected: etcd answers the progress requests.
