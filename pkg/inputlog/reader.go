@@ -66,9 +66,10 @@ func NewReader(client *clientv3.Client, prefix string, sink Sink) *Reader {
 	return &Reader{client: client, prefix: prefix, sink: sink}
 }
 
-// Current says whether the reader loaded the log and reached the revision
-// etcd was at when it did: until then, the views it fed are older than
-// what another replica serves.
+// Current says whether the reader loaded the log, reached the revision etcd
+// was at when its watch started, can read what it holds, and heard from
+// its watch within silenceLimit: otherwise the views it fed may be older
+// than what another replica serves.
 func (r *Reader) Current() bool {
 	reached := r.reached.Load()
 	heard := r.heard.Load()
@@ -76,18 +77,19 @@ func (r *Reader) Current() bool {
 		heard > 0 && time.Since(time.Unix(0, heard)) < silenceLimit
 }
 
-// Reached is the latest revision the sink applied.
-func (r *Reader) Reached() int64 { return r.reached.Load() }
-
 // RequestProgress asks etcd to tell the reader how far the log is read,
 // for a read that waits to reach a revision in which the log holds no
 // change: another replica may have loaded at it.
 func (r *Reader) RequestProgress() {
+	// The watch's stream is the one of the same metadata.
 	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.Background()), 5*time.Second)
 	defer cancel()
-	// The watch's stream is the one of the same metadata.
-	if err := r.client.RequestProgress(ctx); err != nil {
-		klog.V(2).InfoS("Cannot ask etcd how far gridview's input log is read", "err", err)
+	r.askProgress(ctx)
+}
+
+func (r *Reader) askProgress(ctx context.Context) {
+	if err := r.client.RequestProgress(ctx); err != nil && ctx.Err() == nil {
+		klog.V(2).InfoS("Cannot ask etcd how far gridview's input log was read", "err", err)
 	}
 }
 
@@ -272,9 +274,7 @@ const (
 // every few minutes), then every progressInterval, until ctx ends.
 func (r *Reader) requestProgress(ctx context.Context) {
 	for {
-		if err := r.client.RequestProgress(ctx); err != nil && ctx.Err() == nil {
-			klog.V(2).InfoS("Cannot ask etcd how far gridview's input log was read", "err", err)
-		}
+		r.askProgress(ctx)
 		wait := progressInterval
 		if !r.Current() {
 			wait = 100 * time.Millisecond

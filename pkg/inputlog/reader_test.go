@@ -182,7 +182,7 @@ func TestReaderLoadsAtTheOldestRevision(t *testing.T) {
 				once.Do(func() { close(release) })
 			}
 			await(t, 20*time.Second, "the reader never became current", reader.Current)
-			if got := reader.Reached(); got < lastWrite {
+			if got := reader.reached.Load(); got < lastWrite {
 				t.Errorf("the reader is current at revision %d, before the log's last write at %d", got, lastWrite)
 			}
 

@@ -136,17 +136,15 @@ func (s *Store) resetMaps() {
 // client that resumes on it from an older engine's resourceVersion gets 410
 // and lists once.
 const (
-	eventBits    = 22
-	eventMask    = 1<<eventBits - 1
+	eventBits = 22
+	eventMask = 1<<eventBits - 1
+	// revisionBits name 2^35 etcd revisions: at a hundred revisions a
+	// second, ten years of writes.
 	revisionBits = 35
 	// EngineGeneration is raised with every change to what the engine
 	// derives from the same inputs.
 	EngineGeneration = 1
 )
-
-// MaxRevision is the highest etcd revision a resourceVersion can name: at a
-// hundred revisions a second, ten years of writes.
-const MaxRevision = 1<<revisionBits - 1
 
 // revisionStart and revisionEnd bound the resourceVersions of a revision's
 // changes; the store is at revisionEnd once it applied all of them.
