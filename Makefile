@@ -21,9 +21,12 @@ SOAK_DURATION ?= 5m
 all: build
 
 ## build: compile gridview-apiserver, gridview-wrapper and the kubectl plugin
-## kubectl-gridview (put _output/bin on PATH for `kubectl gridview`) into _output/bin.
+## kubectl-gridview (put _output/bin on PATH for `kubectl gridview`) into _output/bin,
+## and gridview-apiserver-engine-variant, the next engine generation, which the HA
+## suite rolls replicas to (pkg/viewstore/generation_variant.go).
 build:
 	go build -o $(BIN_DIR)/gridview-apiserver ./cmd/gridview-apiserver
+	go build -tags gridview_engine_variant -o $(BIN_DIR)/gridview-apiserver-engine-variant ./cmd/gridview-apiserver
 	go build -o $(BIN_DIR)/gridview-wrapper ./cmd/gridview-wrapper
 	go build -o $(BIN_DIR)/kubectl-gridview ./cmd/kubectl-gridview
 

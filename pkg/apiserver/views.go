@@ -18,6 +18,7 @@ package apiserver
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -50,6 +51,13 @@ func viewInputs(kube kubernetes.Interface) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactoryWithOptions(kube, inputsResync, informers.WithTransform(inputlog.TrimInput))
 }
 
+// viewsLog is what the views ask of the log: how far it is, and which
+// engine generation serves.
+type viewsLog struct {
+	*inputlog.Reader
+	*inputlog.Engines
+}
+
 // nodeViews builds the store NodeEndpoints are served from, fed by
 // gridview's input log, which its post-start hook reads. Every replica
 // derives its own views from the log: nothing about them is stored, and no
@@ -64,13 +72,17 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinfo
 	// they are news: not while it reads the revisions a start replays.
 	feed := viewstore.NewFeed(store, recorder, func(int64) bool { return cfg.leading.Load() && reader.Current() })
 	reader = inputlog.NewReader(cfg.Etcd, logPrefix, feed)
-	store.SetLog(reader)
+	engines := inputlog.NewEngines(cfg.Etcd, cfg.EtcdPrefix, cfg.Identity, viewstore.EngineGeneration)
+	store.SetLog(viewsLog{reader, engines})
 	observeRouting := routingObserver(cfg, store, services, recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
 		if err := server.AddReadyzChecks(healthz.NamedCheck("nodeendpoints-views", func(*http.Request) error {
 			if !reader.Current() {
 				return errors.New("the node views have not read gridview's input log up to its latest write yet")
+			}
+			if serving := engines.ServingGeneration(); engines.Superseded() {
+				return fmt.Errorf("engine generation %d serves the node views, and this replica's is %d", serving, viewstore.EngineGeneration)
 			}
 			return nil
 		})); err != nil {
@@ -83,6 +95,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinfo
 				reader.Run(ctx)
 			}()
 			go store.Run(ctx)
+			go engines.Run(ctx, reader.Current)
 			go collectWhileViewsQuiet(ctx, store.Quiet)
 			if observeRouting != nil {
 				go observeRouting(ctx)

@@ -38,6 +38,12 @@ func Prefixes(etcdPrefix string) (log, election string) {
 	return etcdPrefix + "/inputs/", etcdPrefix + "/leader/"
 }
 
+// enginesPrefix is where replicas announce their engine generation
+// (Engines).
+func enginesPrefix(etcdPrefix string) string {
+	return strings.TrimSuffix(etcdPrefix, "/") + "/engines/"
+}
+
 // Kind is the kind of an input.
 type Kind int
 

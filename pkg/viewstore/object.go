@@ -65,7 +65,7 @@ func objectOf(node string, view *topology.SliceView, rv uint64, created metav1.T
 			Namespace:         view.Service.Namespace,
 			Name:              topology.Name(node, view.Slice.Name),
 			ResourceVersion:   strconv.FormatUint(rv, 10),
-			Labels:            view.Labels,
+			Labels:            labelsOf(view),
 			CreationTimestamp: created,
 		},
 		NodeName:    node,

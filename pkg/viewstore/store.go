@@ -132,18 +132,19 @@ func (s *Store) resetMaps() {
 // is raised whenever the views derived from the same inputs change. Every
 // replica applies the same inputs in the same order, so it numbers every
 // change alike, across restarts and leader changes, with nothing sent
-// between replicas; a newer engine numbers above every older one, and a
-// client that resumes on it from an older engine's resourceVersion gets 410
-// and lists once.
+// between replicas. A client that resumes on another engine generation than
+// the one its resourceVersion names gets 410 and lists once; while replicas
+// of several generations run, one serves (inputlog.Engines), so that a
+// client crosses once.
 const (
 	eventBits = 22
 	eventMask = 1<<eventBits - 1
 	// revisionBits name 2^35 etcd revisions: at a hundred revisions a
 	// second, ten years of writes.
 	revisionBits = 35
-	// EngineGeneration is raised with every change to what the engine
-	// derives from the same inputs.
-	EngineGeneration = 1
+	// releasedGeneration is raised with every change to what the engine
+	// derives from the same inputs; EngineGeneration is this build's.
+	releasedGeneration = 1
 )
 
 // revisionStart and revisionEnd bound the resourceVersions of a revision's

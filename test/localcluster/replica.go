@@ -61,6 +61,16 @@ type GridviewReplica struct {
 	// Guarded by cluster.mu.
 	proc    *Process
 	serving bool // an endpoint of the Service
+	binary  string
+}
+
+// UseBinary makes the replica's next starts run binary, another build of
+// gridview-apiserver, as a rolling update to another version would; "" goes
+// back to the cluster's.
+func (r *GridviewReplica) UseBinary(binary string) {
+	r.cluster.mu.Lock()
+	defer r.cluster.mu.Unlock()
+	r.binary = binary
 }
 
 // GridviewReplicas returns every replica, the cluster's own first.
@@ -118,12 +128,15 @@ func (c *Cluster) AddGridviewReplica(ctx context.Context) (*GridviewReplica, err
 func (r *GridviewReplica) Start(ctx context.Context) error {
 	c := r.cluster
 	c.mu.Lock()
-	running, managed := r.proc != nil, r.managedCert
+	running, managed, binary := r.proc != nil, r.managedCert, r.binary
 	c.mu.Unlock()
+	if binary == "" {
+		binary = c.gridviewBinary
+	}
 	if running {
 		return fmt.Errorf("%s is already running: stop it first", r.Name)
 	}
-	argv := []string{"ip", "netns", "exec", r.Netns, c.gridviewBinary,
+	argv := []string{"ip", "netns", "exec", r.Netns, binary,
 		"--bind-address", r.IP.String(),
 		"--secure-port", strconv.Itoa(gridviewPort),
 		"--kubeconfig", c.GridviewKubeconfig,

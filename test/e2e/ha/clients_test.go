@@ -82,6 +82,10 @@ type nodeFollower struct {
 	// unexplained counts the lists after the first that followed no
 	// error: nothing the informer met made it list again.
 	unexplained, errorsSinceList int
+	// contents holds each view's content by name and resourceVersion, as
+	// lists and events gave it; clashes, a second content under one.
+	contents map[string]string
+	clashes  []string
 }
 
 func (f *nodeFollower) String() string {
@@ -159,6 +163,37 @@ func (f *nodeFollower) listed(rv string, streaming bool) {
 	}
 }
 
+// saw records the content of a view a list or an event gave.
+func (f *nodeFollower) saw(view *topologyv1alpha1.NodeEndpoints) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key, got := view.Name+"@"+view.ResourceVersion, content(view)
+	if before, ok := f.contents[key]; ok && before != got {
+		f.clashes = append(f.clashes, fmt.Sprintf("%s: %q, then %q", key, before, got))
+	}
+	f.contents[key] = got
+}
+
+// oneContentPerResourceVersion fails the test if any two contents of a view,
+// as any of the followers got them, share a resourceVersion.
+func oneContentPerResourceVersion(t *testing.T, followers ...*nodeFollower) {
+	t.Helper()
+	seen, by := map[string]string{}, map[string]*nodeFollower{}
+	for _, f := range followers {
+		f.mu.Lock()
+		for _, clash := range f.clashes {
+			t.Errorf("%s got two contents under one resourceVersion: %s", f, clash)
+		}
+		for key, got := range f.contents {
+			if before, ok := seen[key]; ok && before != got {
+				t.Errorf("two contents under one resourceVersion: %s got %q, %s %q", by[key], before, f, got)
+			}
+			seen[key], by[key] = got, f
+		}
+		f.mu.Unlock()
+	}
+}
+
 func (f *nodeFollower) failed(err error) {
 	if err == nil {
 		return
@@ -182,7 +217,7 @@ func followNode(ctx context.Context, t *testing.T, views topologyclient.NodeEndp
 	// A reflector reads the gate once, when the informer creates it: the
 	// gate may change for the next informer once this one synced.
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
-	f := &nodeFollower{node: node, watchList: watchList}
+	f := &nodeFollower{node: node, watchList: watchList, contents: map[string]string{}}
 	own := "nodeName=" + node
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -191,6 +226,9 @@ func followNode(ctx context.Context, t *testing.T, views topologyclient.NodeEndp
 			f.failed(err)
 			if err == nil {
 				f.listed(opts.ResourceVersion, false)
+				for i := range list.Items {
+					f.saw(&list.Items[i])
+				}
 			}
 			return list, err
 		},
@@ -240,6 +278,8 @@ func (f *nodeFollower) observe(source watch.Interface) watch.Interface {
 			events++
 			if ev.Type == watch.Error {
 				f.failed(apierrors.FromObject(ev.Object))
+			} else if view, ok := ev.Object.(*topologyv1alpha1.NodeEndpoints); ok && ev.Type != watch.Bookmark {
+				f.saw(view)
 			}
 			select {
 			case w.result <- ev:

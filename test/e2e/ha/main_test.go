@@ -47,6 +47,8 @@ var (
 	// replicas are the two gridview-apiserver processes, the cluster's own
 	// first.
 	replicas []*localcluster.GridviewReplica
+	// binDir holds the binaries make build and make tools built.
+	binDir string
 )
 
 func TestMain(m *testing.M) {
@@ -59,7 +61,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "ha: %v\n", err)
 		return 1
 	}
-	binDir := os.Getenv("GRIDVIEW_BIN_DIR")
+	binDir = os.Getenv("GRIDVIEW_BIN_DIR")
 	if binDir == "" {
 		binDir = filepath.Join(root, "_output", "bin")
 	}

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package inputlog
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// runEngines runs a replica's Engines until the returned stop, or the
+// test's end; its views are current while current holds.
+func runEngines(t *testing.T, client *clientv3.Client, identity string, generation int64, current *atomic.Bool) (*Engines, func()) {
+	t.Helper()
+	e := NewEngines(client, "/gridview", identity, generation)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx, current.Load)
+	}()
+	stop := func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(stop)
+	return e, stop
+}
+
+func isCurrent() *atomic.Bool {
+	var current atomic.Bool
+	current.Store(true)
+	return &current
+}
+
+// awaitServing waits until every replica's Engines says generation serves.
+func awaitServing(t *testing.T, generation int64, replicas ...*Engines) {
+	t.Helper()
+	for _, e := range replicas {
+		await(t, 20*time.Second, "the generation serving", func() bool { return e.ServingGeneration() == generation })
+	}
+}
+
+// The engine generation a replica announced last serves, once that
+// replica's views are current: a rolling update moves every replica of the
+// old generation aside at the first new one ready, and its rollback moves
+// them back; a replica that stops withdraws its announcement at once; one
+// whose lease expired announces again without becoming the last.
+func TestTheLastAnnouncedEngineServes(t *testing.T) {
+	client, _ := startEtcd(t)
+	old, _ := runEngines(t, client, "old", 1, isCurrent())
+	awaitServing(t, 1, old)
+	if old.Superseded() {
+		t.Fatal("the only replica is superseded")
+	}
+
+	var newCurrent atomic.Bool
+	updated, _ := runEngines(t, client, "updated", 2, &newCurrent)
+	time.Sleep(1500 * time.Millisecond) // more than announce's poll of current
+	if got := updated.ServingGeneration(); got != 1 {
+		t.Fatalf("a replica of generation 2 whose views are not current yet: generation %d serves, want 1", got)
+	}
+	newCurrent.Store(true)
+	awaitServing(t, 2, old, updated)
+	if !old.Superseded() || updated.Superseded() {
+		t.Errorf("superseded: generation 1 %v, generation 2 %v; want true, false", old.Superseded(), updated.Superseded())
+	}
+
+	// A replica of generation 1 whose lease expired (revoked here) announces
+	// again as of its first announcement: generation 2 keeps serving.
+	resp, err := client.Get(t.Context(), "/gridview/engines/old")
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("reading the old replica's announcement: %v, %v", resp, err)
+	}
+	if _, err := client.Revoke(t.Context(), clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	await(t, 20*time.Second, "the old replica's announcement again", func() bool {
+		again, err := client.Get(t.Context(), "/gridview/engines/old")
+		return err == nil && len(again.Kvs) == 1 && again.Kvs[0].Lease != resp.Kvs[0].Lease
+	})
+	time.Sleep(200 * time.Millisecond)
+	if got := updated.ServingGeneration(); got != 2 {
+		t.Errorf("after the old replica announced again: generation %d serves, want 2", got)
+	}
+
+	// A rollback: a replica of generation 1 started last serves.
+	rolledBack, stopRolledBack := runEngines(t, client, "rolled-back", 1, isCurrent())
+	awaitServing(t, 1, old, updated, rolledBack)
+	if !updated.Superseded() {
+		t.Error("generation 2 is not superseded after the rollback's first replica")
+	}
+	stopRolledBack()
+	awaitServing(t, 2, old, updated)
+}
