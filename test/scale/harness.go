@@ -94,7 +94,8 @@ func (h *Harness) Run(ctx context.Context) error {
 	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator, reading %s",
 		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
 	h.logf("%s", r.Scenario)
-	for _, phase := range []func(context.Context) error{h.findLeader, h.startWatchers, h.ingest, h.changes, h.resume, h.checkReplicas, h.wrapper, h.restarts} {
+	for _, phase := range []func(context.Context) error{h.findLeader, h.startWatchers, h.markEtcd("before the ingest"), h.ingest,
+		h.markEtcd("every watcher current"), h.changes, h.markEtcd("the churn's end"), h.resume, h.checkReplicas, h.wrapper, h.restarts} {
 		if err := phase(ctx); err != nil {
 			return err
 		}

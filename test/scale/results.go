@@ -58,6 +58,7 @@ type Results struct {
 	WrapperBytes int64
 
 	Replicas []*Replica // with two replicas, once the churn was over
+	Etcd     []EtcdMark
 
 	Restarts []Restart
 
@@ -165,6 +166,7 @@ func (r *Results) rows() []row {
 			fmt.Sprintf("%d, %s; %s (%s); %.1f; %.0f", rep.LogRevision, rep.RV, mb(rep.RSS), mb(rep.PeakRSS), rep.CPU.Seconds(), rep.Watchers),
 			"equal on every replica", verdict(true, agree)})
 	}
+	rows = append(rows, etcdRows(r.Etcd)...)
 	for _, rs := range r.Restarts {
 		rows = append(rows, restartRow(rs))
 	}

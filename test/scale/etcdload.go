@@ -1,0 +1,93 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package scale
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gridview/gridview/test/localcluster"
+)
+
+// EtcdMark is what gridview's etcd held at the end of a phase, as the
+// measured replica's metrics say: the revision its input log reached (etcd's
+// revision, which every write transaction moves by one: the writer's batches
+// of inputs, ServiceGrids, elections) and the size of the database file.
+type EtcdMark struct {
+	Phase    string
+	At       time.Time
+	Revision float64
+	DBBytes  float64
+}
+
+// markEtcd returns a phase that records gridview's etcd as it is, named
+// phase. A replica that serves no figure is logged, not a harness error.
+func (h *Harness) markEtcd(phase string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		text, err := getPath(ctx, h.gridview.Config(), "/metrics", nil)
+		if err != nil {
+			h.logf("gridview's etcd %s: reading %s's metrics: %v", phase, h.gridview.Name, err)
+			return nil
+		}
+		revision, err := localcluster.MetricSample(string(text), "gridview_apiserver_log_revision")
+		if err != nil {
+			h.logf("gridview's etcd %s: %v", phase, err)
+			return nil
+		}
+		mark := EtcdMark{Phase: phase, At: time.Now(), Revision: revision, DBBytes: storageSize(string(text))}
+		h.R.Etcd = append(h.R.Etcd, mark)
+		h.logf("gridview's etcd %s: revision %.0f, database %.1f MiB", phase, mark.Revision, mark.DBBytes/mib)
+		return nil
+	}
+}
+
+// storageSize sums apiserver_storage_size_bytes over the storage clusters
+// gridview-apiserver reports (one: its etcd).
+func storageSize(text string) float64 {
+	var sum float64
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, "apiserver_storage_size_bytes{") {
+			continue
+		}
+		if i := strings.LastIndexByte(strings.TrimSpace(line), ' '); i > 0 {
+			if v, err := strconv.ParseFloat(strings.TrimSpace(line)[i+1:], 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
+}
+
+// etcdRows renders the write rate between consecutive marks and the
+// database's size at each.
+func etcdRows(marks []EtcdMark) []row {
+	var rows []row
+	for i := 1; i < len(marks); i++ {
+		from, to := marks[i-1], marks[i]
+		took := to.At.Sub(from.At)
+		rows = append(rows, row{
+			fmt.Sprintf("gridview's etcd from %s to %s: write transactions (rate); database size at the end", from.Phase, to.Phase),
+			fmt.Sprintf("%.0f in %s (%.1f/s); %.1f MiB", to.Revision-from.Revision, took.Round(100*time.Millisecond),
+				(to.Revision-from.Revision)/took.Seconds(), to.DBBytes/mib),
+			"reported", "",
+		})
+	}
+	return rows
+}
