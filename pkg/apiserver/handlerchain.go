@@ -26,7 +26,7 @@ import (
 // authentication and authorization: withListParameters, so that only who
 // may list learns what is wrong with the query; the bound on lists built at
 // once; and the batching of watch events.
-func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler, slots listSlots) func(http.Handler, *genericapiserver.Config) http.Handler {
+func buildHandlerChain(build func(http.Handler, *genericapiserver.Config) http.Handler, slots *listSlots) func(http.Handler, *genericapiserver.Config) http.Handler {
 	return func(apiHandler http.Handler, c *genericapiserver.Config) http.Handler {
 		return build(withListParameters(slots.wrap(withWatchBatching(apiHandler))), c)
 	}

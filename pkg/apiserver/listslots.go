@@ -17,56 +17,167 @@ limitations under the License.
 package apiserver
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/viewstore"
 )
 
 // listQueueTimeout is how long a list waits for a slot before it is told to
 // come back: well inside the generic server's one-minute request timeout.
 const listQueueTimeout = 30 * time.Second
 
-// listSlots bounds the lists of NodeEndpoints built and encoded at once.
-// After a restart every node's watcher gets 410 and relists at the same
-// moment; built all at once, those lists held gigabytes (17.6 GB at
-// edge-10k) for work the CPUs do a few at a time anyway. A list waits for
-// a slot, in arrival order as Go's channel senders are served, and gets 429
-// with Retry-After if none frees up in time. API Priority and Fairness does
-// not bound them: it charges a list by the objects storage counts, and the
-// views are not in storage.
-type listSlots chan struct{}
+// listsPerUser bounds the lists of NodeEndpoints one identity has at once,
+// built or being written: a node's wrapper has one at a time.
+const listsPerUser = 4
 
-func newListSlots() listSlots {
-	return make(listSlots, max(4, 2*runtime.GOMAXPROCS(0)))
+// listSlots bounds the lists of NodeEndpoints built and encoded at once.
+// After a restart every node's watcher may relist at the same moment; built
+// all at once, those lists would hold gigabytes for work the CPUs do a few
+// at a time anyway (docs/performance.md). A list waits for a slot, in
+// arrival order as Go's channel senders are served, and gets 429 with
+// Retry-After if none frees up in time. API Priority and Fairness does not
+// bound them: it charges a list by the objects storage counts, and the
+// views are not in storage.
+//
+// A list of one node's views (what nodes and their wrappers ask for) takes
+// a slot of its own pool, so that no wider list, an operator's or a
+// namespace reader's, delays it. A list holds its slot while it is built and
+// encoded, into memory, not while a client reads it: a client that does not
+// read holds no slot. And no identity has more than listsPerUser lists at
+// once, so that connections that never read hold the memory of a few
+// answers, not of every slot.
+type listSlots struct {
+	node, wide chan struct{}
+
+	mu     sync.Mutex
+	byUser map[string]int
 }
 
-func (slots listSlots) wrap(handler http.Handler) http.Handler {
+func newListSlots() *listSlots {
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	return newListSlotsOf(n, n)
+}
+
+func newListSlotsOf(node, wide int) *listSlots {
+	return &listSlots{node: make(chan struct{}, node), wide: make(chan struct{}, wide), byUser: map[string]int{}}
+}
+
+func (s *listSlots) wrap(handler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		info, ok := nodeEndpointsRequest(req)
 		if !ok || info.Verb != "list" {
 			handler.ServeHTTP(w, req)
 			return
 		}
+		gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
+		user := ""
+		if u, ok := genericapirequest.UserFrom(req.Context()); ok {
+			user = u.GetName()
+		}
+		if !s.enter(user) {
+			err := apierrors.NewTooManyRequests(fmt.Sprintf("%q has %d lists of nodeendpoints in flight already; retry once one is read", user, listsPerUser), 1)
+			responsewriters.ErrorNegotiated(err, Codecs, gv, w, req)
+			return
+		}
+		defer s.leave(user)
+		slots := s.wide
+		if oneNode(req) {
+			slots = s.node
+		}
 		wait := time.NewTimer(listQueueTimeout)
 		defer wait.Stop()
 		select {
 		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			handler.ServeHTTP(w, req)
+			answer := &bufferedResponse{header: w.Header()}
+			handler.ServeHTTP(answer, req)
+			<-slots
+			answer.writeTo(w)
 		case <-req.Context().Done():
 		case <-wait.C:
-			gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
 			err := apierrors.NewTooManyRequests("too many lists of nodeendpoints are being built; retry", 1)
 			responsewriters.ErrorNegotiated(err, Codecs, gv, w, req)
 		}
 	})
+}
+
+// enter counts a list of user's, unless user has listsPerUser already.
+func (s *listSlots) enter(user string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byUser[user] >= listsPerUser {
+		return false
+	}
+	s.byUser[user]++
+	return true
+}
+
+func (s *listSlots) leave(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byUser[user]--; s.byUser[user] <= 0 {
+		delete(s.byUser, user)
+	}
+}
+
+// oneNode says whether a list selects the views of one node. One whose
+// selector does not parse takes a wide slot, and the list refuses it.
+func oneNode(req *http.Request) bool {
+	selector, err := fields.ParseSelector(req.URL.Query().Get("fieldSelector"))
+	if err != nil {
+		return false
+	}
+	_, ok := viewstore.Filter{Fields: selector}.Shard()
+	return ok
+}
+
+// bufferedResponse keeps an answer in memory until its slot is released.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+var (
+	_ http.ResponseWriter = &bufferedResponse{}
+	_ http.Flusher        = &bufferedResponse{}
+)
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.WriteHeader(http.StatusOK)
+	return b.body.Write(p)
+}
+
+// Flush keeps the answer: it goes whole once built.
+func (b *bufferedResponse) Flush() {}
+
+// writeTo sends the answer; the header was written into the client's own.
+func (b *bufferedResponse) writeTo(w http.ResponseWriter) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	w.WriteHeader(b.status)
+	// A client that went gets no more of its list, and needs none.
+	_, _ = b.body.WriteTo(w)
 }
 
 // nodeEndpointsRequest returns the request's info when it is a request of

@@ -17,13 +17,23 @@ limitations under the License.
 package apiserver
 
 import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 )
 
@@ -52,7 +62,7 @@ func TestListsOfNodeEndpointsWaitForASlot(t *testing.T) {
 		// Lists hold on until released; the rest only count.
 		release := make(chan struct{})
 		building, others := 0, 0
-		handler := make(listSlots, 1).wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		handler := newListSlotsOf(1, 1).wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if req.URL.Path != views || req.URL.Query().Has("watch") {
 				others++
 				return
@@ -102,4 +112,110 @@ func TestListsOfNodeEndpointsWaitForASlot(t *testing.T) {
 			t.Errorf("the list that got a slot: %d", third.Code)
 		}
 	})
+}
+
+// Readers that ask for a list and never read it, from one user or from many,
+// hold no slot: a node's own list, and another user's wide one, are served
+// at once; and one user's lists in flight are bounded.
+func TestReadersThatNeverReadHoldNoSlot(t *testing.T) {
+	const (
+		views     = "/apis/topology.gridview.io/v1alpha1/namespaces/default/nodeendpoints"
+		ownList   = "/apis/topology.gridview.io/v1alpha1/nodeendpoints?fieldSelector=nodeName%3Dedge-1"
+		answerLen = 8 << 20 // more than the sockets between them buffer
+	)
+	answer := bytes.Repeat([]byte("x"), answerLen)
+	for _, tc := range []struct {
+		name    string
+		stalled []string // the user of each reader that never reads
+		// refused is how many of them get 429 at once.
+		refused int
+	}{
+		{name: "one user", stalled: slices.Repeat([]string{"viewer"}, listsPerUser+2), refused: 2},
+		{name: "many users", stalled: []string{"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			slots := newListSlotsOf(2, 2)
+			server := httptest.NewServer(withTestUser(t, slots.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write(answer)
+			}))))
+			defer server.Close()
+			var refused atomic.Int32
+			var stalled sync.WaitGroup
+			for _, user := range tc.stalled {
+				conn, err := net.Dial("tcp", server.Listener.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Test-User: %s\r\n\r\n", views, user); err != nil {
+					t.Fatal(err)
+				}
+				// Each reads the status line only: 429s come whole and small.
+				stalled.Go(func() {
+					status, _ := bufio.NewReaderSize(conn, 64).ReadString('\n')
+					if strings.Contains(status, " 429 ") {
+						refused.Add(1)
+					}
+				})
+			}
+			// Every stalled list was built and is being written, or refused.
+			await(t, func() bool { return slots.inFlight() == len(tc.stalled)-tc.refused })
+
+			client := &http.Client{Timeout: 5 * time.Second}
+			for _, c := range []struct{ user, path string }{{"system:node:edge-1", ownList}, {"operator", views}} {
+				req, _ := http.NewRequest(http.MethodGet, server.URL+c.path, nil)
+				req.Header.Set("X-Test-User", c.user)
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatalf("%s's list while readers never read: %v", c.user, err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK || err != nil || len(body) != answerLen {
+					t.Errorf("%s's list while readers never read: %d, %d bytes, %v; want 200 and the whole answer", c.user, resp.StatusCode, len(body), err)
+				}
+			}
+			stalled.Wait()
+			if got := int(refused.Load()); got != tc.refused {
+				t.Errorf("%d stalled lists refused, want %d (at most %d a user in flight)", got, tc.refused, listsPerUser)
+			}
+		})
+	}
+}
+
+// inFlight counts the lists being built or written.
+func (s *listSlots) inFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, lists := range s.byUser {
+		n += lists
+	}
+	return n
+}
+
+// withTestUser sets the request's info, and its user from X-Test-User, as
+// the generic server's filters would.
+func withTestUser(t *testing.T, handler http.Handler) http.Handler {
+	resolver := &genericapirequest.RequestInfoFactory{APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api")}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		info, err := resolver.NewRequestInfo(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		ctx := genericapirequest.WithRequestInfo(req.Context(), info)
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: req.Header.Get("X-Test-User")})
+		handler.ServeHTTP(w, req.WithContext(ctx))
+	})
+}
+
+// await polls ok for up to ten seconds.
+func await(t *testing.T, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
 }
