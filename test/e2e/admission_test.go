@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
@@ -88,6 +89,24 @@ func TestServiceGridNeedsTheRightToWriteServices(t *testing.T) {
 		t.Fatalf("create with the right to create Services: %v", err)
 	}
 	waitReady(t, ns, "lb")
+	// A rule limited by resourceNames grants no create, kube-apiserver
+	// asking with no name: nor does it through a ServiceGrid.
+	grant(t, ns, "names-services", []rbacv1.PolicyRule{
+		{APIGroups: []string{"topology.gridview.io"}, Resources: []string{"servicegrids"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}, ResourceNames: []string{"named-svc"}},
+	})
+	direct, err := kubernetes.NewForConfig(impersonating("names-services"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "named-svc"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := direct.CoreV1().Services(ns).Create(ctx, named, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("a direct create of Service named-svc under a rule with resourceNames [named-svc]: %v, want 403 (what RBAC does changed: the test proves nothing)", err)
+	}
+	_, err = as(t, "names-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("named"), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to create services in namespace") {
+		t.Errorf("ServiceGrid named (Service named-svc) under a rule with resourceNames [named-svc]: %v, want 403 saying why", err)
+	}
 	_, err = as(t, "gridview-only").TopologyV1alpha1().ServiceGrids(ns).Patch(ctx, "lb", "application/merge-patch+json",
 		[]byte(`{"spec":{"template":{"type":"LoadBalancer"}}}`), metav1.PatchOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
@@ -241,13 +260,18 @@ func grant(t *testing.T, ns, user string, rules []rbacv1.PolicyRule) {
 // then impersonates user, as the aggregator forwards it to gridview.
 func as(t *testing.T, user string) versioned.Interface {
 	t.Helper()
-	cfg := rest.CopyConfig(cluster.AdminConfig)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
-	client, err := versioned.NewForConfig(cfg)
+	client, err := versioned.NewForConfig(impersonating(user))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// impersonating is the admin's config impersonating user.
+func impersonating(user string) *rest.Config {
+	cfg := rest.CopyConfig(cluster.AdminConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	return cfg
 }
 
 // An orphan that turns up after the ServiceGrid was admitted as a create (its

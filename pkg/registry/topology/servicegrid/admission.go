@@ -180,10 +180,16 @@ func (c *ClusterChecks) authorize(ctx context.Context, sg *topology.ServiceGrid,
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("no user in the request of ServiceGrid %s/%s", sg.Namespace, sg.Name))
 	}
-	decision, reason, err := c.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
-		User: user, Verb: verb, Namespace: sg.Namespace, APIVersion: "v1", Resource: "services",
-		Name: servicegrid.ServiceName(sg.Name), ResourceRequest: true,
-	})
+	attributes := authorizer.AttributesRecord{
+		User: user, Verb: verb, Namespace: sg.Namespace, APIVersion: "v1", Resource: "services", ResourceRequest: true,
+	}
+	// kube-apiserver names no object when it authorizes a create, so an RBAC
+	// rule limited by resourceNames never grants one: asked with the name,
+	// such a rule would lend through a ServiceGrid a create it does not grant.
+	if verb != "create" {
+		attributes.Name = servicegrid.ServiceName(sg.Name)
+	}
+	decision, reason, err := c.Authorizer.Authorize(ctx, attributes)
 	if decision == authorizer.DecisionAllow {
 		return nil
 	}
