@@ -39,6 +39,7 @@ import (
 	"github.com/gridview/gridview/pkg/registry/topology/servicegrid"
 	"github.com/gridview/gridview/pkg/registry/topology/serviceroutes"
 	"github.com/gridview/gridview/pkg/registry/topology/topologyreview"
+	"github.com/gridview/gridview/pkg/viewstore"
 )
 
 // Config is the configuration of gridview-apiserver.
@@ -68,6 +69,8 @@ type CompletedConfig struct {
 	RoutingMetricsInterval time.Duration
 	// leading is set while this replica leads.
 	leading *atomic.Bool
+	// engines tells whether this replica's engine generation serves.
+	engines *inputlog.Engines
 }
 
 // Server is a running gridview-apiserver.
@@ -80,7 +83,8 @@ func (c *Config) Complete() CompletedConfig {
 	if c.GenericConfig.BuildHandlerChainFunc == nil {
 		c.GenericConfig.BuildHandlerChainFunc = genericapiserver.DefaultBuildHandlerChain
 	}
-	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, newListSlots())
+	engines := inputlog.NewEngines(c.Etcd, c.EtcdPrefix, c.Identity, viewstore.EngineGeneration)
+	c.GenericConfig.BuildHandlerChainFunc = buildHandlerChain(c.GenericConfig.BuildHandlerChainFunc, newListSlots(), engines)
 	return CompletedConfig{
 		GenericConfig:          c.GenericConfig.Complete(),
 		ClientConfig:           c.GenericConfig.ClientConfig,
@@ -89,6 +93,7 @@ func (c *Config) Complete() CompletedConfig {
 		Identity:               c.Identity,
 		RoutingMetricsInterval: c.RoutingMetricsInterval,
 		leading:                &atomic.Bool{},
+		engines:                engines,
 	}
 }
 
@@ -136,40 +141,16 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := installController(generic); err != nil {
 		return nil, err
 	}
-	// The campaign ends, and hands the leadership over, before the server
-	// closes its etcd client: with the client gone, the leadership would
-	// stay until the session expires.
-	campaignCtx, endCampaign := context.WithCancel(context.Background())
-	campaignEnded := make(chan struct{})
-	if err := generic.AddPostStartHook("campaign", func(ctx genericapiserver.PostStartHookContext) error {
-		go func() {
-			<-ctx.Done()
-			endCampaign()
-		}()
-		go func() {
-			defer close(campaignEnded)
-			inputlog.Campaign(campaignCtx, c.Etcd, electionPrefix, c.Identity, func(ctx context.Context, fence clientv3.Cmp) {
-				c.leading.Store(true)
-				defer c.leading.Store(false)
-				lead(ctx, func(ctx context.Context) error { return writer.Lead(ctx, fence) }, controller.Lead, func(ctx context.Context) error {
-					ctx, cancel := context.WithTimeout(ctx, reachCheckInterval)
-					defer cancel()
-					return inputsKube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
-				})
+	if err := runUntilShutdown(generic, "campaign", func(ctx context.Context) {
+		inputlog.Campaign(ctx, c.Etcd, electionPrefix, c.Identity, func(ctx context.Context, fence clientv3.Cmp) {
+			c.leading.Store(true)
+			defer c.leading.Store(false)
+			lead(ctx, func(ctx context.Context) error { return writer.Lead(ctx, fence) }, controller.Lead, func(ctx context.Context) error {
+				ctx, cancel := context.WithTimeout(ctx, reachCheckInterval)
+				defer cancel()
+				return inputsKube.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 			})
-		}()
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	if err := generic.AddPreShutdownHook("end-campaign", func() error {
-		endCampaign()
-		select {
-		case <-campaignEnded:
-		case <-time.After(10 * time.Second):
-			klog.InfoS("The campaign for the leadership of gridview's input log did not end within 10 s; its etcd session expires")
-		}
-		return nil
+		})
 	}); err != nil {
 		return nil, err
 	}
@@ -204,6 +185,38 @@ func (c CompletedConfig) New() (*Server, error) {
 // controller's reconciling on informer events, until ctx ends or the writer
 // stops: it was deposed, and a replica that no longer writes the log must
 // not reconcile either. A leader that cannot reach kube-apiserver for
+// runUntilShutdown runs run from a post-start hook named name until the
+// server starts to shut down, and waits for it to return, for up to 10 s, in
+// a pre-shutdown hook: before the server closes its etcd client, so that
+// run hands over what it holds in etcd (a leadership, an announcement) at
+// once rather than when its etcd session expires.
+func runUntilShutdown(server *genericapiserver.GenericAPIServer, name string, run func(context.Context)) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	if err := server.AddPostStartHook(name, func(hookCtx genericapiserver.PostStartHookContext) error {
+		go func() {
+			<-hookCtx.Done()
+			cancel()
+		}()
+		go func() {
+			defer close(ended)
+			run(ctx)
+		}()
+		return nil
+	}); err != nil {
+		return err
+	}
+	return server.AddPreShutdownHook("end-"+name, func() error {
+		cancel()
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			klog.InfoS("Did not end within 10 s; its etcd session expires", "hook", name)
+		}
+		return nil
+	})
+}
+
 // unreachableLimit steps down too: its informers no longer see the cluster,
 // and the log it writes would hold every replica's views still, while
 // another replica may reach it.

@@ -17,8 +17,8 @@ limitations under the License.
 package apiserver
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -51,13 +51,6 @@ func viewInputs(kube kubernetes.Interface) informers.SharedInformerFactory {
 	return informers.NewSharedInformerFactoryWithOptions(kube, inputsResync, informers.WithTransform(inputlog.TrimInput))
 }
 
-// viewsLog is what the views ask of the log: how far it is, and which
-// engine generation serves.
-type viewsLog struct {
-	*inputlog.Reader
-	*inputlog.Engines
-}
-
 // nodeViews builds the store NodeEndpoints are served from, fed by
 // gridview's input log, which its post-start hook reads. Every replica
 // derives its own views from the log: nothing about them is stored, and no
@@ -72,8 +65,7 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinfo
 	// they are news: not while it reads the revisions a start replays.
 	feed := viewstore.NewFeed(store, recorder, func(int64) bool { return cfg.leading.Load() && reader.Current() })
 	reader = inputlog.NewReader(cfg.Etcd, logPrefix, feed)
-	engines := inputlog.NewEngines(cfg.Etcd, cfg.EtcdPrefix, cfg.Identity, viewstore.EngineGeneration)
-	store.SetLog(viewsLog{reader, engines})
+	store.SetLog(reader)
 	observeRouting := routingObserver(cfg, store, services, recorder)
 
 	install := func(server *genericapiserver.GenericAPIServer) error {
@@ -81,11 +73,18 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinfo
 			if !reader.Current() {
 				return errors.New("the node views have not read gridview's input log up to its latest write yet")
 			}
-			if serving := engines.ServingGeneration(); engines.Superseded() {
-				return fmt.Errorf("engine generation %d serves the node views, and this replica's is %d", serving, viewstore.EngineGeneration)
+			if err := supersededError(cfg.engines); err != nil {
+				return err
 			}
 			return nil
 		})); err != nil {
+			return err
+		}
+		// A replica announces its engine generation only while its views
+		// are current, and ends its watches once superseded.
+		if err := runUntilShutdown(server, "announce-engine-generation", func(ctx context.Context) {
+			cfg.engines.Run(ctx, reader.Current, store.EndWatches)
+		}); err != nil {
 			return err
 		}
 		return server.AddPostStartHook("start-nodeendpoints-views", func(ctx genericapiserver.PostStartHookContext) error {
@@ -95,7 +94,6 @@ func nodeViews(cfg CompletedConfig, kube kubernetes.Interface, services coreinfo
 				reader.Run(ctx)
 			}()
 			go store.Run(ctx)
-			go engines.Run(ctx, reader.Current)
 			go collectWhileViewsQuiet(ctx, store.Quiet)
 			if observeRouting != nil {
 				go observeRouting(ctx)

@@ -70,7 +70,7 @@ func TestWatchEventsAreFlushedAtTheEndOfABurst(t *testing.T) {
 				// As the generic watch handler: write each event taken,
 				// then flush.
 				build := func(handler http.Handler, _ *genericapiserver.Config) http.Handler { return handler }
-				handler := buildHandlerChain(build, newListSlots())(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				handler := buildHandlerChain(build, newListSlots(), servingGeneration(0))(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 					watcher, err := stream.Watch(req.Context(), everything{}, watchstream.WatchOptions{SendInitialEvents: ptr.To(false)}, nil)
 					if err != nil {
 						t.Error(err)

@@ -36,11 +36,13 @@ import (
 // but a client that lists on one generation and watches on another gets
 // 410 and lists again, as many times as it crosses. So one generation
 // serves: the one a replica announced last. Each replica announces its
-// generation once its views are current, under its own etcd lease, and the
-// replicas of every other generation stop serving (not ready, reads
-// answered 429) until the last replica of the serving one is gone. A
-// rolling update thus moves every client across once, at the first new
-// replica that is ready, and its rollback moves them back once.
+// generation while its views are current, under its own etcd lease, and the
+// replicas of every other generation stop serving (not ready, their watches
+// ended, reads answered 429) until no replica of the serving one is
+// announced. A rolling update thus moves every client across once, at the
+// first new replica that is current, and its rollback moves them back once;
+// a replica of the old generation started during the update (a restart)
+// is the last to announce, and moves them back until the next new one.
 type Engines struct {
 	client     *clientv3.Client
 	prefix     string
@@ -51,6 +53,8 @@ type Engines struct {
 	// serving is the generation last announced by a live replica, 0 while
 	// none is known.
 	serving int64
+	// superseded is called when another generation comes to serve.
+	superseded func()
 }
 
 // announcement is what a replica writes of itself: its engine's generation,
@@ -77,22 +81,31 @@ func (e *Engines) ServingGeneration() int64 {
 	return e.serving
 }
 
-// Superseded says whether another generation than this replica's serves.
-func (e *Engines) Superseded() bool {
-	serving := e.ServingGeneration()
-	return serving != 0 && serving != e.generation
+// Superseded says whether another generation than this replica's serves,
+// and which serves.
+func (e *Engines) Superseded() (serving int64, superseded bool) {
+	serving = e.ServingGeneration()
+	return serving, serving != 0 && serving != e.generation
 }
 
 // Run follows the announcements, and announces this replica's generation
-// once current says its views are, again whenever its lease expired, until
-// ctx ends; then it withdraws the announcement.
-func (e *Engines) Run(ctx context.Context, current func() bool) {
+// while current says its views are current, until ctx ends; then it
+// withdraws the announcement. superseded is called whenever another
+// generation comes to serve.
+func (e *Engines) Run(ctx context.Context, current func() bool, superseded func()) {
+	e.mu.Lock()
+	e.superseded = superseded
+	e.mu.Unlock()
 	var wg sync.WaitGroup
 	wg.Go(func() { e.follow(ctx) })
 	e.announce(ctx, current)
 	wg.Wait()
 }
 
+// announce announces while current holds. A replica that is not current
+// withdraws: one that fell behind, or lost etcd, would keep the others of
+// its generation serving and those of another refusing, while it cannot
+// serve itself.
 func (e *Engines) announce(ctx context.Context, current func() bool) {
 	var since int64
 	for ctx.Err() == nil {
@@ -109,16 +122,35 @@ func (e *Engines) announce(ctx context.Context, current func() bool) {
 		if since == 0 {
 			since = lease.created
 		}
+		e.hold(ctx, lease, current)
+	}
+}
+
+// hold keeps an announcement until the replica is no longer current, its
+// lease expired, or ctx ends; then it withdraws it.
+func (e *Engines) hold(ctx context.Context, lease announced, current func() bool) {
+	defer func() {
+		lease.session.Orphan()
+		revokeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
+		defer cancel()
+		if _, err := e.client.Revoke(revokeCtx, lease.session.Lease()); err != nil {
+			klog.V(2).InfoS("Cannot withdraw this replica's engine announcement; its lease expires", "err", err)
+		}
+	}()
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	for {
 		select {
 		case <-lease.session.Done():
 			klog.InfoS("The etcd lease of this replica's engine announcement expired; announcing again once current", "generation", e.generation)
+			return
 		case <-ctx.Done():
-			lease.session.Orphan()
-			revokeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
-			if _, err := e.client.Revoke(revokeCtx, lease.session.Lease()); err != nil {
-				klog.V(2).InfoS("Cannot withdraw this replica's engine announcement; its lease expires", "err", err)
+			return
+		case <-check.C:
+			if !current() {
+				klog.InfoS("Withdrawing this replica's engine announcement while its views are not current", "generation", e.generation)
+				return
 			}
-			cancel()
 		}
 	}
 }
@@ -189,6 +221,11 @@ func (e *Engines) followOnce(ctx context.Context) error {
 // key was created.
 func parseAnnouncement(kv *mvccpb.KeyValue) announcement {
 	var a announcement
+	if kv.Lease == 0 {
+		// Not a replica's: it would never go.
+		klog.ErrorS(nil, "Ignoring an engine announcement written without a lease", "key", string(kv.Key))
+		return announcement{}
+	}
 	if err := json.Unmarshal(kv.Value, &a); err != nil {
 		klog.ErrorS(err, "Ignoring an engine announcement that cannot be read", "key", string(kv.Key))
 		return announcement{}
@@ -209,11 +246,17 @@ func (e *Engines) update(byKey map[string]announcement) {
 	e.mu.Lock()
 	changed := e.serving != last.Generation
 	e.serving = last.Generation
+	onSuperseded := e.superseded
 	e.mu.Unlock()
-	if changed {
-		klog.InfoS("The engine generation serving the views changed", "serving", last.Generation, "thisReplica", e.generation)
+	isSuperseded := last.Generation != 0 && last.Generation != e.generation
+	supersededGauge.Set(boolGauge(isSuperseded))
+	if !changed {
+		return
 	}
-	superseded.Set(boolGauge(last.Generation != 0 && last.Generation != e.generation))
+	klog.InfoS("The engine generation serving the views changed", "serving", last.Generation, "thisReplica", e.generation)
+	if isSuperseded && onSuperseded != nil {
+		onSuperseded()
+	}
 }
 
 func boolGauge(b bool) float64 {

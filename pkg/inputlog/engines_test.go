@@ -26,15 +26,16 @@ import (
 )
 
 // runEngines runs a replica's Engines until the returned stop, or the
-// test's end; its views are current while current holds.
-func runEngines(t *testing.T, client *clientv3.Client, identity string, generation int64, current *atomic.Bool) (*Engines, func()) {
+// test's end; its views are current while current holds. The replica counts
+// the times it was superseded in e.supersededTimes.
+func runEngines(t *testing.T, client *clientv3.Client, identity string, generation int64, current *atomic.Bool) (*testEngines, func()) {
 	t.Helper()
-	e := NewEngines(client, "/gridview", identity, generation)
+	e := &testEngines{Engines: NewEngines(client, "/gridview", identity, generation)}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.Run(ctx, current.Load)
+		e.Run(ctx, current.Load, func() { e.supersededTimes.Add(1) })
 	}()
 	stop := func() {
 		cancel()
@@ -44,6 +45,11 @@ func runEngines(t *testing.T, client *clientv3.Client, identity string, generati
 	return e, stop
 }
 
+type testEngines struct {
+	*Engines
+	supersededTimes atomic.Int32
+}
+
 func isCurrent() *atomic.Bool {
 	var current atomic.Bool
 	current.Store(true)
@@ -51,7 +57,7 @@ func isCurrent() *atomic.Bool {
 }
 
 // awaitServing waits until every replica's Engines says generation serves.
-func awaitServing(t *testing.T, generation int64, replicas ...*Engines) {
+func awaitServing(t *testing.T, generation int64, replicas ...*testEngines) {
 	t.Helper()
 	for _, e := range replicas {
 		await(t, 20*time.Second, "the generation serving", func() bool { return e.ServingGeneration() == generation })
@@ -67,7 +73,7 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 	client, _ := startEtcd(t)
 	old, _ := runEngines(t, client, "old", 1, isCurrent())
 	awaitServing(t, 1, old)
-	if old.Superseded() {
+	if _, superseded := old.Superseded(); superseded {
 		t.Fatal("the only replica is superseded")
 	}
 
@@ -79,9 +85,22 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 	}
 	newCurrent.Store(true)
 	awaitServing(t, 2, old, updated)
-	if !old.Superseded() || updated.Superseded() {
-		t.Errorf("superseded: generation 1 %v, generation 2 %v; want true, false", old.Superseded(), updated.Superseded())
+	if _, oldSuperseded := old.Superseded(); !oldSuperseded {
+		t.Error("generation 1 is not superseded by generation 2")
 	}
+	if _, updatedSuperseded := updated.Superseded(); updatedSuperseded {
+		t.Error("generation 2 is superseded by itself")
+	}
+	if got := old.supersededTimes.Load(); got != 1 {
+		t.Errorf("generation 1 told %d times it was superseded, want once", got)
+	}
+
+	// A replica whose views are no longer current withdraws: the others'
+	// generation serves until it is current again.
+	newCurrent.Store(false)
+	awaitServing(t, 1, old, updated)
+	newCurrent.Store(true)
+	awaitServing(t, 2, old, updated)
 
 	// A replica of generation 1 whose lease expired (revoked here) announces
 	// again as of its first announcement: generation 2 keeps serving.
@@ -101,10 +120,19 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 		t.Errorf("after the old replica announced again: generation %d serves, want 2", got)
 	}
 
+	// An announcement without a lease is no replica's, and ignored.
+	if _, err := client.Put(t.Context(), "/gridview/engines/forged", `{"generation":7}`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if got := old.ServingGeneration(); got != 2 {
+		t.Errorf("after an announcement without a lease: generation %d serves, want 2", got)
+	}
+
 	// A rollback: a replica of generation 1 started last serves.
 	rolledBack, stopRolledBack := runEngines(t, client, "rolled-back", 1, isCurrent())
 	awaitServing(t, 1, old, updated, rolledBack)
-	if !updated.Superseded() {
+	if _, superseded := updated.Superseded(); !superseded {
 		t.Error("generation 2 is not superseded after the rollback's first replica")
 	}
 	stopRolledBack()

@@ -28,7 +28,7 @@ var (
 		Subsystem: "gridview_apiserver", Name: "leading", StabilityLevel: metrics.ALPHA,
 		Help: "1 while this replica writes gridview's input log and reconciles ServiceGrids on informer events, else 0.",
 	})
-	superseded = metrics.NewGauge(&metrics.GaugeOpts{
+	supersededGauge = metrics.NewGauge(&metrics.GaugeOpts{
 		Subsystem: "gridview_apiserver", Name: "engine_superseded", StabilityLevel: metrics.ALPHA,
 		Help: "1 while another engine generation than this replica's serves the views (a rolling update between gridview versions): the replica does not serve them, else 0.",
 	})
@@ -37,5 +37,5 @@ var (
 
 // RegisterMetrics registers the log's metrics with the legacy registry.
 func RegisterMetrics() {
-	registerOnce.Do(func() { legacyregistry.MustRegister(leading, superseded) })
+	registerOnce.Do(func() { legacyregistry.MustRegister(leading, supersededGauge) })
 }

@@ -44,9 +44,6 @@ type Log interface {
 	Revision(ctx context.Context) (int64, error)
 	// RequestProgress asks etcd to tell the feed how far it read the log.
 	RequestProgress()
-	// ServingGeneration is the engine generation that serves the views
-	// while replicas of several run (inputlog.Engines), 0 while unknown.
-	ServingGeneration() int64
 }
 
 // SetLog sets the log the store's feed reads, which reads that must be
@@ -70,9 +67,6 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 	}
 	if !s.Loaded() {
 		return nil // the read itself says the views are not loaded
-	}
-	if err := s.superseded(); err != nil {
-		return err
 	}
 	if log := s.log.Load(); log != nil && continueToken == "" && resourceVersion == "" {
 		revision, err := (*log).Revision(ctx)
@@ -98,21 +92,6 @@ func (s *Store) AwaitFresh(ctx context.Context, resourceVersion, continueToken s
 			return apierrors.NewResourceExpired(fmt.Sprintf("%s %d names a revision gridview's etcd has not reached (was it restored or replaced?): list again", named, want))
 		}
 		return storage.NewTooLargeResourceVersionError(want, current, 1)
-	}
-	return nil
-}
-
-// superseded refuses every read while another engine generation serves:
-// its resourceVersions would move a client to this replica's engine and
-// back, one list each time. client-go retries a 429 on the same
-// resourceVersion, which the aggregator sends to another replica.
-func (s *Store) superseded() error {
-	log := s.log.Load()
-	if log == nil {
-		return nil
-	}
-	if serving := (*log).ServingGeneration(); serving != 0 && serving != EngineGeneration {
-		return apierrors.NewTooManyRequests(fmt.Sprintf("this gridview-apiserver runs engine generation %d, and generation %d serves the views (a rolling update between gridview versions): another replica serves this read", EngineGeneration, serving), 1)
 	}
 	return nil
 }

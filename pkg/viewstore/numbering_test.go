@@ -590,8 +590,6 @@ func (l *fakeLog) askedAt() []time.Duration {
 
 func (l *fakeLog) Revision(context.Context) (int64, error) { return l.revision, l.err }
 
-func (*fakeLog) ServingGeneration() int64 { return 0 }
-
 func (l *fakeLog) RequestProgress() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -114,6 +114,17 @@ func (s *Store) Close() {
 	}
 }
 
+// EndWatches ends every watch started so far, as a stopping replica does;
+// the store goes on serving. Clients watch again, from their
+// resourceVersion, wherever the aggregator sends them.
+func (s *Store) EndWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream != nil {
+		s.stream.Close()
+	}
+}
+
 // Run sends bookmarks to the watchers that asked for them until ctx ends.
 func (s *Store) Run(ctx context.Context) {
 	watchstream.BookmarkEvery(ctx, s.options.BookmarkInterval, func() {

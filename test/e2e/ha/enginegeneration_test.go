@@ -33,9 +33,11 @@ const variantLabel = "gridview.io/engine-variant"
 // churn: each client moves to the new engine's views with one list, at the
 // first 410 it meets, and never gets two contents under one
 // resourceVersion. Replicas of the old generation stop serving once a
-// replica of the new one announced itself (inputlog.Engines): they answer
-// 429, which clients retry on another replica, so that nobody lists on the
-// old engine after moving to the new.
+// replica of the new one announced itself (inputlog.Engines): they end their
+// watches and answer 429, which clients retry on another replica, so that
+// nobody lists on the old engine after moving to the new. (The harness keeps
+// a replica an endpoint while it runs: the test does not see the old
+// replicas leave the endpoints, as their readiness would make them.)
 func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 	variant := filepath.Join(binDir, "gridview-apiserver-engine-variant")
 	if _, err := os.Stat(variant); err != nil {
@@ -65,8 +67,10 @@ func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 	s.converged(t, 30*time.Second)
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	const watchTimeout = 3 * time.Second
+	// Two of a1, so that the two see the same views' resourceVersions.
 	followers := []*nodeFollower{
 		followNode(ctx, t, views, s.node("a1"), true, watchTimeout),
+		followNode(ctx, t, views, s.node("a1"), false, watchTimeout),
 		followNode(ctx, t, views, s.node("b1"), false, watchTimeout),
 	}
 	wrapper := startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())

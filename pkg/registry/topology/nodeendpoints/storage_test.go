@@ -94,12 +94,10 @@ func TestAReplicaBehindAsksToWatchAgain(t *testing.T) {
 		name            string
 		resourceVersion string
 		// etcdAt is the revision etcd says it is at; 0: the store has no log.
-		etcdAt int64
-		// serving is the engine generation serving (0: none announced).
-		serving    int64
+		etcdAt     int64
 		wantWatch  func(error) bool
 		wantWatchS string
-		// wantList is "Too large resource version", "429" or "410".
+		// wantList is "Too large resource version" or "410".
 		wantList string
 	}{
 		{name: "a revision etcd reached", resourceVersion: ahead, etcdAt: 1 << 40,
@@ -110,17 +108,13 @@ func TestAReplicaBehindAsksToWatchAgain(t *testing.T) {
 			wantWatch: apierrors.IsResourceExpired, wantWatchS: "410", wantList: "410"},
 		{name: "another engine's", resourceVersion: strconv.FormatUint(generation<<1, 10), etcdAt: 1 << 40,
 			wantWatch: apierrors.IsResourceExpired, wantWatchS: "410", wantList: "410"},
-		{name: "a current read, another engine serving", resourceVersion: "", etcdAt: 1 << 40, serving: viewstore.EngineGeneration + 1,
-			wantWatch: apierrors.IsTooManyRequests, wantWatchS: "429", wantList: "429"},
-		{name: "a revision etcd reached, this engine serving", resourceVersion: ahead, etcdAt: 1 << 40, serving: viewstore.EngineGeneration,
-			wantWatch: apierrors.IsTooManyRequests, wantWatchS: "429", wantList: "Too large resource version"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			views := viewstore.New(viewstore.DefaultOptions)
 			views.Load([]*corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "edge-1"}}}, nil, nil)
 			if tc.etcdAt > 0 {
-				views.SetLog(fakeLog{revision: tc.etcdAt, serving: tc.serving})
+				views.SetLog(fakeLog(tc.etcdAt))
 			}
 			s := NewStorage(views).(*storage)
 			ctx, cancel := context.WithTimeout(genericapirequest.WithNamespace(t.Context(), "demo"), 100*time.Millisecond)
@@ -129,25 +123,15 @@ func TestAReplicaBehindAsksToWatchAgain(t *testing.T) {
 				t.Errorf("watch: %v, want %s", err, tc.wantWatchS)
 			}
 			_, err := s.List(ctx, &metainternalversion.ListOptions{ResourceVersion: tc.resourceVersion})
-			var ok bool
-			switch tc.wantList {
-			case "Too large resource version":
-				ok = apistorage.IsTooLargeResourceVersion(err)
-			case "429":
-				ok = apierrors.IsTooManyRequests(err) && !apistorage.IsTooLargeResourceVersion(err)
-			default:
-				ok = apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-			}
-			if !ok {
+			if got := apistorage.IsTooLargeResourceVersion(err); got != (tc.wantList == "Too large resource version") || !got && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
 				t.Errorf("list: %v, want %s", err, tc.wantList)
 			}
 		})
 	}
 }
 
-// fakeLog is etcd at a revision, with an engine generation serving.
-type fakeLog struct{ revision, serving int64 }
+// fakeLog is etcd at a revision.
+type fakeLog int64
 
-func (l fakeLog) Revision(context.Context) (int64, error) { return l.revision, nil }
+func (l fakeLog) Revision(context.Context) (int64, error) { return int64(l), nil }
 func (fakeLog) RequestProgress()                          {}
-func (l fakeLog) ServingGeneration() int64                { return l.serving }
