@@ -46,7 +46,7 @@ func (h *Harness) markEtcd(phase string) func(context.Context) error {
 			h.logf("gridview's etcd %s: reading %s's metrics: %v", phase, h.gridview.Name, err)
 			return nil
 		}
-		revision, err := localcluster.MetricSample(string(text), "gridview_apiserver_log_revision")
+		revision, err := localcluster.MetricSample(string(text), "gridview_nodeendpoints_log_revision")
 		if err != nil {
 			h.logf("gridview's etcd %s: %v", phase, err)
 			return nil
