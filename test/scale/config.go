@@ -36,11 +36,11 @@ type Config struct {
 	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every
 	// watched node's views to be current.
 	CurrentTimeout time.Duration
-	// Replicas (SCALE_REPLICAS, 1 or 2) is how many gridview-apiserver
+	// Replicas (SCALE_REPLICAS, 1 to 3) is how many gridview-apiserver
 	// processes serve the APIService, on an external etcd when more than
-	// one, each deriving its views from the input log there. With two, a
-	// restart stops the leader, the replica that writes the log, as a
-	// rolling update may, and the other replica takes over the writing.
+	// one, each deriving its views from the input log there. With more
+	// than one, a restart stops the leader, the replica that writes the
+	// log, as a rolling update may, and another takes over the writing.
 	Replicas int
 	// Restarts (SCALE_RESTARTS) is how many of the two restarts to make:
 	// as is, then with a change while down. With one replica each costs
@@ -109,8 +109,8 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if cfg.Watchers < 1 || cfg.Watchers > sc.Nodes {
 		return cfg, true, fmt.Errorf("WATCHERS=%d: want 1 to %d", cfg.Watchers, sc.Nodes)
 	}
-	if cfg.Replicas < 1 || cfg.Replicas > 2 {
-		return cfg, true, fmt.Errorf("SCALE_REPLICAS=%d: want 1 or 2", cfg.Replicas)
+	if cfg.Replicas < 1 || cfg.Replicas > 3 {
+		return cfg, true, fmt.Errorf("SCALE_REPLICAS=%d: want 1 to 3", cfg.Replicas)
 	}
 	if cfg.Restarts < 0 || cfg.Restarts > 2 {
 		return cfg, true, fmt.Errorf("SCALE_RESTARTS=%d: want 0, 1 or 2", cfg.Restarts)

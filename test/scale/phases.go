@@ -276,7 +276,7 @@ func wrapperUpstreamBytes(ctx context.Context, addr string) (int64, error) {
 
 // restarts restarts gridview-apiserver up to twice (Config.Restarts): as
 // is, and with an endpoint of the big Service flipped while it is down.
-// With two replicas it is the leader that restarts, as in a rolling update.
+// With several replicas it is the leader that restarts, as in a rolling update.
 func (h *Harness) restarts(ctx context.Context) error {
 	for _, flip := range []bool{false, true}[:h.cfg.Restarts] {
 		rs, err := h.restart(ctx, flip)
@@ -299,7 +299,7 @@ func (h *Harness) restarts(ctx context.Context) error {
 func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 	leaderChange := h.cfg.Replicas > 1
 	// A watcher the other replica serves need not watch again when the
-	// leader goes: with two replicas, a change written while the leader is
+	// leader goes: with several replicas, a change written while the leader is
 	// down, by the replica that took over, tells when every watcher is
 	// current.
 	flip = flip || leaderChange

@@ -57,7 +57,7 @@ type Results struct {
 	WrapperRSS   int64
 	WrapperBytes int64
 
-	Replicas []*Replica // with two replicas, once the churn was over
+	Replicas []*Replica // with several replicas, once the churn was over
 	Etcd     []EtcdMark
 
 	Restarts []Restart
