@@ -24,13 +24,16 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/gridview/gridview/apis/topology"
+	"github.com/gridview/gridview/pkg/registry/topology/nodeendpoints"
 	"github.com/gridview/gridview/pkg/viewstore"
 )
 
@@ -51,27 +54,43 @@ const listsPerUser = 4
 // bound them: it charges a list by the objects storage counts, and the
 // views are not in storage.
 //
-// A list of one node's views (what nodes and their wrappers ask for) takes
-// a slot of its own pool, so that no wider list, an operator's or a
-// namespace reader's, delays it. A list holds its slot while it is built and
-// encoded, into memory, not while a client reads it: a client that does not
-// read holds no slot. And no identity has more than listsPerUser lists at
-// once, so that connections that never read hold the memory of a few
-// answers, not of every slot.
+// A node's list of its own views (what its wrapper asks for) takes a slot
+// of the nodes' pool, so that no other list, an operator's or a namespace
+// reader's, delays it. A list holds its slot while it is built and encoded,
+// into memory, and while it waits for room among the answers its pool is
+// sending, not while a client reads it: a client that does not read holds
+// no slot, only its answer's bytes of the pool's budget. No identity has
+// more than listsPerUser lists at once.
 type listSlots struct {
-	node, wide chan struct{}
+	node, wide *listPool
 
 	mu     sync.Mutex
 	byUser map[string]int
 }
 
-func newListSlots() *listSlots {
-	n := max(4, 2*runtime.GOMAXPROCS(0))
-	return newListSlotsOf(n, n)
+// listPool is a number of slots, and a budget of bytes for the answers
+// being sent.
+type listPool struct {
+	slots chan struct{}
+	// sending holds the bytes of the answers being sent, at most budget.
+	sending *semaphore.Weighted
+	budget  int64
 }
 
-func newListSlotsOf(node, wide int) *listSlots {
-	return &listSlots{node: make(chan struct{}, node), wide: make(chan struct{}, wide), byUser: map[string]int{}}
+// answerBudget is what each pool's answers being sent may hold: at
+// edge-10k, fifty nodes' lists of their own views.
+const answerBudget = 64 << 20
+
+func newListSlots() *listSlots {
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	return newListSlotsOf(n, n, answerBudget)
+}
+
+func newListSlotsOf(node, wide int, budget int64) *listSlots {
+	pool := func(n int) *listPool {
+		return &listPool{slots: make(chan struct{}, n), sending: semaphore.NewWeighted(budget), budget: budget}
+	}
+	return &listSlots{node: pool(node), wide: pool(wide), byUser: map[string]int{}}
 }
 
 func (s *listSlots) wrap(handler http.Handler) http.Handler {
@@ -82,34 +101,49 @@ func (s *listSlots) wrap(handler http.Handler) http.Handler {
 			return
 		}
 		gv := schema.GroupVersion{Group: info.APIGroup, Version: info.APIVersion}
-		user := ""
-		if u, ok := genericapirequest.UserFrom(req.Context()); ok {
-			user = u.GetName()
+		requester, _ := genericapirequest.UserFrom(req.Context())
+		name := ""
+		if requester != nil {
+			name = requester.GetName()
 		}
-		if !s.enter(user) {
-			err := apierrors.NewTooManyRequests(fmt.Sprintf("%q has %d lists of nodeendpoints in flight already; retry once one is read", user, listsPerUser), 1)
+		if !s.enter(name) {
+			err := apierrors.NewTooManyRequests(fmt.Sprintf("%q has %d lists of nodeendpoints in flight already; retry once one is read", name, listsPerUser), 1)
 			responsewriters.ErrorNegotiated(err, Codecs, gv, w, req)
 			return
 		}
-		defer s.leave(user)
-		slots := s.wide
-		if oneNode(req) {
-			slots = s.node
+		defer s.leave(name)
+		pool := s.wide
+		if ownViews(requester, req) {
+			pool = s.node
 		}
 		wait := time.NewTimer(listQueueTimeout)
 		defer wait.Stop()
 		select {
-		case slots <- struct{}{}:
-			answer := &bufferedResponse{header: w.Header()}
-			handler.ServeHTTP(answer, req)
-			<-slots
-			answer.writeTo(w)
+		case pool.slots <- struct{}{}:
+			pool.serve(w, req, handler)
 		case <-req.Context().Done():
 		case <-wait.C:
 			err := apierrors.NewTooManyRequests("too many lists of nodeendpoints are being built; retry", 1)
 			responsewriters.ErrorNegotiated(err, Codecs, gv, w, req)
 		}
 	})
+}
+
+// serve builds the answer in the slot taken, waits for room in the budget,
+// gives the slot back and sends the answer.
+func (p *listPool) serve(w http.ResponseWriter, req *http.Request, handler http.Handler) {
+	var once sync.Once
+	release := func() { once.Do(func() { <-p.slots }) }
+	defer release() // a handler that panics gives its slot back too
+	answer := &bufferedResponse{header: w.Header()}
+	handler.ServeHTTP(answer, req)
+	size := min(int64(answer.body.Len()), p.budget)
+	if err := p.sending.Acquire(req.Context(), size); err != nil {
+		return // the client went
+	}
+	defer p.sending.Release(size)
+	release()
+	answer.writeTo(w)
 }
 
 // enter counts a list of user's, unless user has listsPerUser already.
@@ -131,15 +165,22 @@ func (s *listSlots) leave(user string) {
 	}
 }
 
-// oneNode says whether a list selects the views of one node. One whose
-// selector does not parse takes a wide slot, and the list refuses it.
-func oneNode(req *http.Request) bool {
+// ownViews says whether a list is a node's of its own views: asked by
+// system:node:<name>, selecting that node. Another identity's list of one
+// node takes a slot of the other pool, or any reader could crowd nodes out
+// by naming one; a selector that does not parse too, and the list refuses
+// it.
+func ownViews(requester user.Info, req *http.Request) bool {
+	node, isNode, err := nodeendpoints.NodeOf(requester)
+	if !isNode || err != nil {
+		return false
+	}
 	selector, err := fields.ParseSelector(req.URL.Query().Get("fieldSelector"))
 	if err != nil {
 		return false
 	}
-	_, ok := viewstore.Filter{Fields: selector}.Shard()
-	return ok
+	selected, ok := viewstore.Filter{Fields: selector}.Shard()
+	return ok && selected == node
 }
 
 // bufferedResponse keeps an answer in memory until its slot is released.

@@ -62,7 +62,7 @@ func TestListsOfNodeEndpointsWaitForASlot(t *testing.T) {
 		// Lists hold on until released; the rest only count.
 		release := make(chan struct{})
 		building, others := 0, 0
-		handler := newListSlotsOf(1, 1).wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		handler := newListSlotsOf(1, 1, 1<<20).wrap(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if req.URL.Path != views || req.URL.Query().Has("watch") {
 				others++
 				return
@@ -134,22 +134,15 @@ func TestReadersThatNeverReadHoldNoSlot(t *testing.T) {
 		{name: "many users", stalled: []string{"u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			slots := newListSlotsOf(2, 2)
+			slots := newListSlotsOf(2, 2, 1<<30)
 			server := httptest.NewServer(withTestUser(t, slots.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				_, _ = w.Write(answer)
 			}))))
-			defer server.Close()
+			t.Cleanup(server.Close) // after the connections that never read close
 			var refused atomic.Int32
 			var stalled sync.WaitGroup
 			for _, user := range tc.stalled {
-				conn, err := net.Dial("tcp", server.Listener.Addr().String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer conn.Close()
-				if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Test-User: %s\r\n\r\n", views, user); err != nil {
-					t.Fatal(err)
-				}
+				conn := askAndNeverRead(t, server, views, user)
 				// Each reads the status line only: 429s come whole and small.
 				stalled.Go(func() {
 					status, _ := bufio.NewReaderSize(conn, 64).ReadString('\n')
@@ -183,6 +176,68 @@ func TestReadersThatNeverReadHoldNoSlot(t *testing.T) {
 	}
 }
 
+// askAndNeverRead sends a GET of path as user and reads nothing of the
+// answer; the connection closes with the test.
+func askAndNeverRead(t *testing.T, server *httptest.Server, path, user string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", server.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: x\r\nX-Test-User: %s\r\n\r\n", path, user); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// The answers a pool is sending hold at most its budget of bytes: a list
+// built beyond it keeps its slot until an answer is read or its client
+// goes, as a list did before it could leave its slot; the nodes' pool has a
+// budget of its own. A list of one node by another identity than that
+// node's takes a slot of the other pool.
+func TestAnswersBeingSentAreBoundedByBytes(t *testing.T) {
+	const (
+		views     = "/apis/topology.gridview.io/v1alpha1/namespaces/default/nodeendpoints"
+		ownList   = "/apis/topology.gridview.io/v1alpha1/nodeendpoints?fieldSelector=nodeName%3Dedge-1"
+		answerLen = 8 << 20
+	)
+	answer := bytes.Repeat([]byte("x"), answerLen)
+	slots := newListSlotsOf(2, 2, answerLen)
+	server := httptest.NewServer(withTestUser(t, slots.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(answer)
+	}))))
+	t.Cleanup(server.Close) // after the connections that never read close
+
+	first := askAndNeverRead(t, server, views, "u1")
+	await(t, func() bool { return slots.inFlight() == 1 && len(slots.wide.slots) == 0 })
+	// Another user's list of edge-1 is no node's own: it is built in a
+	// slot of the wide pool, and waits there for the first answer's bytes.
+	askAndNeverRead(t, server, ownList, "viewer")
+	await(t, func() bool { return slots.inFlight() == 2 && len(slots.wide.slots) == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if held := len(slots.wide.slots); held != 1 {
+		t.Fatalf("%d wide slots held while one answer, the budget, is being sent; want the second list's", held)
+	}
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	req, _ := http.NewRequest(http.MethodGet, server.URL+ownList, nil)
+	req.Header.Set("X-Test-User", "system:node:edge-1")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("edge-1's own list while the wide pool's budget is spent: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(body) != answerLen {
+		t.Errorf("edge-1's own list while the wide pool's budget is spent: %d, %d bytes", resp.StatusCode, len(body))
+	}
+
+	// The first client goes: the second answer is sent, out of its slot.
+	first.Close()
+	await(t, func() bool { return len(slots.wide.slots) == 0 })
+}
+
 // inFlight counts the lists being built or written.
 func (s *listSlots) inFlight() int {
 	s.mu.Lock()
@@ -205,7 +260,12 @@ func withTestUser(t *testing.T, handler http.Handler) http.Handler {
 			return
 		}
 		ctx := genericapirequest.WithRequestInfo(req.Context(), info)
-		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: req.Header.Get("X-Test-User")})
+		name := req.Header.Get("X-Test-User")
+		var groups []string
+		if strings.HasPrefix(name, "system:node:") {
+			groups = []string{user.NodesGroup}
+		}
+		ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: name, Groups: groups})
 		handler.ServeHTTP(w, req.WithContext(ctx))
 	})
 }
