@@ -201,7 +201,12 @@ func (e *Engines) followOnce(ctx context.Context) error {
 	e.update(byKey)
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	for wr := range e.client.Watch(ctx, e.prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
+	// From the read's revision itself, whose changes apply again harmlessly:
+	// the watch shares its stream with the reader's, and etcd answers a
+	// stream's progress requests only while none of its watches starts
+	// after the revision etcd is at, so a watch of the next revision would
+	// keep the reader from learning it is current until etcd's next write.
+	for wr := range e.client.Watch(ctx, e.prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision)) {
 		if err := wr.Err(); err != nil {
 			return fmt.Errorf("watching the engine announcements: %w", err)
 		}

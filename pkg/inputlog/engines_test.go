@@ -138,3 +138,20 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 	stopRolledBack()
 	awaitServing(t, 2, old, updated)
 }
+
+// The announcements' watch shares its stream with the reader's; etcd
+// answers none of a stream's progress requests while one of its watches
+// starts after the revision etcd is at. A reader whose last revision to
+// reach changed no input must still learn it reached it, with the
+// announcements followed and nothing written since.
+func TestFollowingTheAnnouncementsLeavesTheReaderItsProgress(t *testing.T) {
+	client, _ := startEtcd(t)
+	if _, err := client.Put(t.Context(), "/elsewhere", "not an input"); err != nil {
+		t.Fatal(err)
+	}
+	var never atomic.Bool
+	runEngines(t, client, "replica", 1, &never)
+	time.Sleep(500 * time.Millisecond) // for the announcements' watch to be set up
+	reader, _ := read(t, client)
+	await(t, 20*time.Second, "the reader current", reader.Current)
+}

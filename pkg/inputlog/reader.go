@@ -266,6 +266,8 @@ func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 const (
 	progressInterval = 5 * time.Second
 	silenceLimit     = 15 * time.Second
+	// behindReport is how often a reader that is not current says so.
+	behindReport = 30 * time.Second
 )
 
 // requestProgress asks etcd for the revision the reader's watch reached:
@@ -273,11 +275,20 @@ const (
 // revision that changed no input, and etcd notifies progress unasked only
 // every few minutes), then every progressInterval, until ctx ends.
 func (r *Reader) requestProgress(ctx context.Context) {
+	behindSince, reported := time.Now(), time.Now()
 	for {
 		r.askProgress(ctx)
 		wait := progressInterval
 		if !r.Current() {
 			wait = 100 * time.Millisecond
+			// Say why a replica stays unready, which /readyz does not.
+			if time.Since(reported) >= behindReport {
+				reported = time.Now()
+				klog.InfoS("The node views are not current yet", "for", time.Since(behindSince).Round(time.Second),
+					"reached", r.reached.Load(), "caughtUp", r.caughtUp.Load(), "unreadable", r.unreadable.Load(), "heard", time.Unix(0, r.heard.Load()))
+			}
+		} else {
+			behindSince = time.Now()
 		}
 		select {
 		case <-ctx.Done():

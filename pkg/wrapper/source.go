@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -104,7 +105,16 @@ func (s *source) run(ctx context.Context, c collection) {
 			seconds := s.watchTimeout.Seconds()
 			opts.TimeoutSeconds = ptr.To(int64(seconds + rand.Float64()*seconds))
 		}
-		return c.watch(ctx, opts)
+		w, err := c.watch(ctx, opts)
+		if apierrors.IsServiceUnavailable(err) {
+			// The aggregator's answer while no gridview-apiserver replica
+			// runs, or kube-apiserver's while it cannot serve: client-go
+			// lists again after it, the whole collection over the WAN,
+			// where after a 429 it watches again, after its backoff, from
+			// where it stopped, which any replica serves once one runs.
+			return nil, apierrors.NewTooManyRequests(err.Error(), 1)
+		}
+		return w, err
 	}
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: lister, WatchFuncWithContext: watcher}, c.client)
 	cache.NewReflectorWithOptions(lw, c.expected, s, cache.ReflectorOptions{Name: c.name}).RunWithContext(ctx)

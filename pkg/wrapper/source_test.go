@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -130,4 +131,54 @@ func endedWatch(opts metav1.ListOptions) watch.Interface {
 	bookmark(nil)
 	w.Stop()
 	return w
+}
+
+// A watch refused with 503, the aggregator's answer while no replica of
+// gridview-apiserver runs, starts again from where the last one ended, after
+// client-go's backoff, with no list.
+func TestSourceWatchesAgainAfterServiceUnavailable(t *testing.T) {
+	RegisterMetrics()
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
+	resource := "test-" + t.Name()
+	counter := upstreamLists.WithLabelValues(resource)
+	before, err := testutil.GetCounterMetricValue(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started atomic.Int32
+	watches := make(chan metav1.ListOptions, 10)
+	c := collection{
+		name: resource, expected: &topologyv1alpha1.NodeEndpoints{},
+		list: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
+			return &topologyv1alpha1.NodeEndpointsList{ListMeta: metav1.ListMeta{ResourceVersion: "7"}}, nil
+		},
+		watch: func(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			if n := started.Add(1); n == 2 || n == 3 {
+				return nil, apierrors.NewServiceUnavailable(`the server is currently unable to handle the request (get nodeendpoints.topology.gridview.io)`)
+			}
+			watches <- opts
+			return endedWatch(opts), nil
+		},
+	}
+	s := &source{record: func(obj any) (any, error) { return obj, nil }, put: func(any) {}, remove: func(any) {}, replace: func([]any) {}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.run(ctx, c)
+	for i := range 2 {
+		select {
+		case opts := <-watches:
+			if opts.ResourceVersion != "7" {
+				t.Errorf("watch %d from resourceVersion %q, want 7, where the list ended", i, opts.ResourceVersion)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d watches served, %d started", i, started.Load())
+		}
+	}
+	after, err := testutil.GetCounterMetricValue(counter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before != 1 || started.Load() < 4 {
+		t.Errorf("%v lists and %d watches started, want 1 list and two watches refused before the second served", after-before, started.Load())
+	}
 }

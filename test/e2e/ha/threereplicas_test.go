@@ -54,6 +54,7 @@ import (
 //   - every replica stopped: the aggregator answers 503 while no replica is
 //     an endpoint, and client-go lists again after a watch that fails so,
 //     whatever the resourceVersion: the same rule as for the kill.
+//     gridview-wrapper takes the 503 for a 429 and watches again instead.
 //
 // Once every replica serves again and the clients are current, they neither
 // list nor meet an error again.
@@ -188,6 +189,7 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 	// replica started again at once. A change after they all serve again
 	// touches every client's view, so that a client holding it is current.
 	tally.read(ctx, t)
+	wrapperListsBefore := wrapper.counts(t, "gridview_wrapper_upstream_lists_total")["nodeendpoints"]
 	stopping := time.Now()
 	if err := eachReplica(three, (*localcluster.GridviewReplica).Stop); err != nil {
 		t.Fatal(err)
@@ -219,6 +221,11 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 	p.end("every replica stopped", changes)
 	for _, f := range followers {
 		f.listedOnlyAfterErrors(t, "across the stop of every replica")
+	}
+	// The wrapper watches again after the aggregator's 503s, as after a
+	// 429, rather than list.
+	if got := wrapper.counts(t, "gridview_wrapper_upstream_lists_total")["nodeendpoints"]; got != wrapperListsBefore {
+		t.Errorf("gridview-wrapper listed NodeEndpoints %v times while no replica ran, want none", got-wrapperListsBefore)
 	}
 	s.converged(t, 30*time.Second)
 
