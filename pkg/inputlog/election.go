@@ -47,10 +47,7 @@ func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity str
 		// A lead that ends at once (the log cannot be read, say) would
 		// otherwise take and hand over the leadership in a loop.
 		if err != nil || led < minLead {
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+			pause(ctx, time.Second)
 		}
 	}
 }
@@ -59,25 +56,28 @@ func Campaign(ctx context.Context, client *clientv3.Client, prefix, identity str
 // once.
 const minLead = 5 * time.Second
 
+// revoke ends a session at once, deleting the keys written under its lease
+// (an election key, an announcement): with the session's own Close, which
+// revokes under the session's context, it would not, that context having
+// ended already when a replica stops, and the keys would stay until the
+// lease expires. what names the session in the log.
+func revoke(ctx context.Context, client *clientv3.Client, session *concurrency.Session, what string) {
+	session.Orphan()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
+	defer cancel()
+	if _, err := client.Revoke(ctx, session.Lease()); err != nil {
+		klog.V(2).InfoS("Cannot revoke an etcd session of this replica; its lease expires", "session", what, "err", err)
+	}
+}
+
 // campaignOnce campaigns, leads once elected, and returns how long it led.
 func campaignOnce(ctx context.Context, client *clientv3.Client, prefix, identity string, lead func(context.Context, clientv3.Cmp)) (time.Duration, error) {
 	session, err := concurrency.NewSession(client, concurrency.WithTTL(sessionTTL), concurrency.WithContext(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("opening an etcd session: %w", err)
 	}
-	// Revoking the session's lease deletes this replica's election key: a
-	// replica that stops hands the leadership over at once. Not with
-	// session.Close: it revokes under the session's context, ctx, which has
-	// ended already when the replica stops, so the key would stay until the
-	// lease expires.
-	defer func() {
-		session.Orphan()
-		revokeCtx, cancelRevoke := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
-		defer cancelRevoke()
-		if _, err := client.Revoke(revokeCtx, session.Lease()); err != nil {
-			klog.V(2).InfoS("Cannot revoke the etcd session of this replica's campaign; it expires", "err", err)
-		}
-	}()
+	// A replica that stops hands the leadership over at once.
+	defer revoke(ctx, client, session, "campaign")
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {

@@ -129,14 +129,7 @@ func (e *Engines) announce(ctx context.Context, current func() bool) {
 // hold keeps an announcement until the replica is no longer current, its
 // lease expired, or ctx ends; then it withdraws it.
 func (e *Engines) hold(ctx context.Context, lease announced, current func() bool) {
-	defer func() {
-		lease.session.Orphan()
-		revokeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sessionTTL*time.Second)
-		defer cancel()
-		if _, err := e.client.Revoke(revokeCtx, lease.session.Lease()); err != nil {
-			klog.V(2).InfoS("Cannot withdraw this replica's engine announcement; its lease expires", "err", err)
-		}
-	}()
+	defer revoke(ctx, e.client, lease.session, "engine announcement")
 	check := time.NewTicker(time.Second)
 	defer check.Stop()
 	for {
@@ -161,14 +154,13 @@ type announced struct {
 }
 
 func (e *Engines) put(ctx context.Context, since int64) (announced, error) {
+	value, err := json.Marshal(announcement{Generation: e.generation, Since: since})
+	if err != nil {
+		return announced{}, err
+	}
 	session, err := concurrency.NewSession(e.client, concurrency.WithTTL(sessionTTL), concurrency.WithContext(ctx))
 	if err != nil {
 		return announced{}, fmt.Errorf("opening an etcd session: %w", err)
-	}
-	value, err := json.Marshal(announcement{Generation: e.generation, Since: since})
-	if err != nil {
-		session.Orphan()
-		return announced{}, err
 	}
 	resp, err := e.client.Put(ctx, e.key, string(value), clientv3.WithLease(session.Lease()))
 	if err != nil {
@@ -271,6 +263,7 @@ func boolGauge(b bool) float64 {
 	return 0
 }
 
+// pause waits d, or until ctx ends.
 func pause(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():

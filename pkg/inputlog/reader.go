@@ -125,10 +125,7 @@ func (r *Reader) Run(ctx context.Context) {
 			return
 		}
 		klog.ErrorS(err, "Reading gridview's input log again", "revision", reached)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
+		pause(ctx, time.Second)
 	}
 }
 

@@ -160,10 +160,7 @@ func (w *Writer) Lead(ctx context.Context, fence clientv3.Cmp) error {
 					for _, key := range batch {
 						queue.Add(key)
 					}
-					select {
-					case <-ctx.Done():
-					case <-time.After(time.Second):
-					}
+					pause(ctx, time.Second)
 				}
 			}
 		})

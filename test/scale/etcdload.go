@@ -18,9 +18,8 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gridview/gridview/test/localcluster"
@@ -51,28 +50,17 @@ func (h *Harness) markEtcd(phase string) func(context.Context) error {
 			h.logf("gridview's etcd %s: %v", phase, err)
 			return nil
 		}
-		mark := EtcdMark{Phase: phase, At: time.Now(), Revision: revision, DBBytes: storageSize(string(text))}
+		// gridview's one etcd; the first scrape may come before its monitor
+		// reports, and reads no size.
+		size, err := localcluster.MetricSample(string(text), `apiserver_storage_size_bytes{storage_cluster_id="etcd-0"}`)
+		if err != nil && !errors.Is(err, localcluster.ErrNoSample) {
+			h.logf("gridview's etcd %s: %v", phase, err)
+		}
+		mark := EtcdMark{Phase: phase, At: time.Now(), Revision: revision, DBBytes: size}
 		h.R.Etcd = append(h.R.Etcd, mark)
 		h.logf("gridview's etcd %s: revision %.0f, database %.1f MiB", phase, mark.Revision, mark.DBBytes/mib)
 		return nil
 	}
-}
-
-// storageSize sums apiserver_storage_size_bytes over the storage clusters
-// gridview-apiserver reports (one: its etcd).
-func storageSize(text string) float64 {
-	var sum float64
-	for line := range strings.Lines(text) {
-		if !strings.HasPrefix(line, "apiserver_storage_size_bytes{") {
-			continue
-		}
-		if i := strings.LastIndexByte(strings.TrimSpace(line), ' '); i > 0 {
-			if v, err := strconv.ParseFloat(strings.TrimSpace(line)[i+1:], 64); err == nil {
-				sum += v
-			}
-		}
-	}
-	return sum
 }
 
 // etcdRows renders the write rate between consecutive marks and the

@@ -264,6 +264,38 @@ func followNode(ctx context.Context, t *testing.T, views topologyclient.NodeEndp
 	return f
 }
 
+// followSite starts the clients the HA tests follow through churn: one
+// node each, so that every client's views change with it (a2 moves between
+// the units, which changes a1's view of grid and b1's, and a2's own):
+// informers of a1, with streaming lists, and of b1, without, and
+// gridview-wrapper for a2, which takes client-go's WatchListClient gate from
+// the environment, as the test leaves it.
+func followSite(ctx context.Context, t *testing.T, s site, views topologyclient.NodeEndpointsInterface, watchTimeout time.Duration) ([]*nodeFollower, hostWrapper) {
+	t.Helper()
+	followers := []*nodeFollower{
+		followNode(ctx, t, views, s.node("a1"), true, watchTimeout),
+		followNode(ctx, t, views, s.node("b1"), false, watchTimeout),
+	}
+	return followers, startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())
+}
+
+// listedOnlyAfterErrors fails the test unless f met no 410 Gone and listed,
+// after its first list, only after an error or a short watch, and from its
+// own resourceVersion: what TestClientsFollowTheirNodeAcrossALeaderChange
+// allows across the crash of the leader.
+func (f *nodeFollower) listedOnlyAfterErrors(t *testing.T, when string) {
+	t.Helper()
+	if _, gone := f.counts(); gone != 0 {
+		t.Errorf("%s met 410 Gone %s: %s", f, when, f.summary())
+	}
+	if scratch := f.fromScratch(); len(scratch) > 0 {
+		t.Errorf("%s listed from scratch %s: %v (%s)", f, when, scratch, f.summary())
+	}
+	if n := f.unexplainedLists(); n > 0 {
+		t.Errorf("%s listed %d times again with no error before, %s: %s", f, n, when, f.summary())
+	}
+}
+
 // observe passes a watch's events on, recording its ERROR events, and
 // whether it ended, not stopped by its client, within a second with no
 // event, as client-go's reflector tells "very short watch", after which it

@@ -67,13 +67,10 @@ func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 	s.converged(t, 30*time.Second)
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	const watchTimeout = 3 * time.Second
-	// Two of a1, so that the two see the same views' resourceVersions.
-	followers := []*nodeFollower{
-		followNode(ctx, t, views, s.node("a1"), true, watchTimeout),
-		followNode(ctx, t, views, s.node("a1"), false, watchTimeout),
-		followNode(ctx, t, views, s.node("b1"), false, watchTimeout),
-	}
-	wrapper := startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())
+	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
+	// A second of a1, so that two clients see the same views'
+	// resourceVersions.
+	followers = append(followers, followNode(ctx, t, views, s.node("a1"), false, watchTimeout))
 	p := newPhases(t, followers, wrapper)
 	changes := s.churn(ctx, t, 0, 5*time.Second)
 	p.end("churn before the update", changes)

@@ -66,22 +66,7 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	survivor := runningReplicaBut(t, leader)
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 
-	// One node each, so that every client's views change with the churn:
-	// a2 moves between the units, which changes a1's view of grid and
-	// b1's, and a2's own.
-	var followers []*nodeFollower
-	for _, c := range []struct {
-		node      string
-		watchList bool
-	}{
-		{node: "a1", watchList: true},
-		{node: "b1", watchList: false},
-	} {
-		followers = append(followers, followNode(ctx, t, views, s.node(c.node), c.watchList, watchTimeout))
-	}
-	// gridview-wrapper takes client-go's WatchListClient gate from the
-	// environment, which the test leaves as it is.
-	wrapper := startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())
+	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
 	setUp := time.Now()
 
 	changes := s.churn(ctx, t, 0, churn/2)
@@ -155,15 +140,7 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	for _, f := range followers {
 		t.Logf("%s: %s", f, f.summary())
 		if crash {
-			if _, gone := f.counts(); gone != 0 {
-				t.Errorf("%s met 410 Gone across the crash of the leader: %s", f, f.summary())
-			}
-			if scratch := f.fromScratch(); len(scratch) > 0 {
-				t.Errorf("%s listed from scratch across the crash of the leader: %v (%s)", f, scratch, f.summary())
-			}
-			if n := f.unexplainedLists(); n > 0 {
-				t.Errorf("%s listed %d times again with no error before: %s", f, n, f.summary())
-			}
+			f.listedOnlyAfterErrors(t, "across the crash of the leader")
 		} else {
 			f.listedOnceAcrossStops(t, "across the leader change and the old leader's return", stops)
 		}

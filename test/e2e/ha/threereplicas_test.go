@@ -83,22 +83,7 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	tally := newWatchTally(ctx, t)
 
-	// One node each, so that every client's views change with the churn:
-	// a2 moves between the units, which changes a1's view of grid and
-	// b1's, and a2's own.
-	var followers []*nodeFollower
-	for _, c := range []struct {
-		node      string
-		watchList bool
-	}{
-		{node: "a1", watchList: true},
-		{node: "b1", watchList: false},
-	} {
-		followers = append(followers, followNode(ctx, t, views, s.node(c.node), c.watchList, watchTimeout))
-	}
-	// gridview-wrapper takes client-go's WatchListClient gate from the
-	// environment, which the test leaves as it is.
-	wrapper := startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())
+	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
 	p := newPhases(t, followers, wrapper)
 	t.Logf("replicas %v, %s leading; clients set up %s after the start; churn %s, watch timeout %s, every replica stopped for %s",
 		names(three), firstLeader.Name, time.Since(began).Round(100*time.Millisecond), churn, watchTimeout, pause)
@@ -326,23 +311,6 @@ func onceEachBut(counts map[string]float64, except string) bool {
 		}
 	}
 	return len(counts) > 1
-}
-
-// listedOnlyAfterErrors fails the test unless f met no 410 Gone and listed,
-// after its first list, only after an error or a short watch, and from its
-// own resourceVersion: what TestClientsFollowTheirNodeAcrossALeaderChange
-// allows across the crash of the leader.
-func (f *nodeFollower) listedOnlyAfterErrors(t *testing.T, when string) {
-	t.Helper()
-	if _, gone := f.counts(); gone != 0 {
-		t.Errorf("%s met 410 Gone %s: %s", f, when, f.summary())
-	}
-	if scratch := f.fromScratch(); len(scratch) > 0 {
-		t.Errorf("%s listed from scratch %s: %v (%s)", f, when, scratch, f.summary())
-	}
-	if n := f.unexplainedLists(); n > 0 {
-		t.Errorf("%s listed %d times again with no error before, %s: %s", f, n, when, f.summary())
-	}
 }
 
 // currentAfter waits until f holds what a fresh list of its node's views
