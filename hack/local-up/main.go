@@ -34,6 +34,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/gridview/gridview/pkg/wrapper"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -121,16 +122,23 @@ func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir s
 		klog.InfoS("Applied example", "file", displayPath(example))
 	}
 
-	if _, err := cluster.StartWrapper(ctx, demoNode, wrapperListen, filepath.Join(outputDir, "wrapper-cache")); err != nil {
+	wrapperCache := filepath.Join(outputDir, "wrapper-cache")
+	if _, err := cluster.StartWrapper(ctx, demoNode, wrapperListen, wrapperCache); err != nil {
 		return err
 	}
 	klog.InfoS("Started gridview-wrapper", "node", demoNode, "listen", wrapperListen)
+	credentials := wrapper.ClientCredentialsDir(wrapperCache)
+	wrapperKubeconfig := filepath.Join(outputDir, "kube-proxy-via-gridview.kubeconfig")
+	if err := localcluster.WriteWrapperKubeconfig(wrapperKubeconfig, wrapperListen, credentials); err != nil {
+		return fmt.Errorf("writing %s: %w", wrapperKubeconfig, err)
+	}
 
-	printInstructions(displayPath(kubeconfig), displayPath(cluster.LogDir))
+	printInstructions(displayPath(kubeconfig), displayPath(cluster.LogDir), displayPath(wrapperKubeconfig),
+		displayPath(wrapper.ServingCertFile(credentials)))
 	return nil
 }
 
-func printInstructions(kubeconfig, logDir string) {
+func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string) {
 	fmt.Println()
 	fmt.Println("Try:")
 	for _, command := range []string{
@@ -149,15 +157,15 @@ func printInstructions(kubeconfig, logDir string) {
 		fmt.Printf("  KUBECONFIG=%s %s\n", kubeconfig, command)
 	}
 	fmt.Println()
-	fmt.Printf("gridview-wrapper serves what kube-proxy on %s reads, at http://%s:\n", demoNode, wrapperListen)
+	fmt.Printf("gridview-wrapper serves what kube-proxy on %s reads, at https://%s, to kube-proxy's kubeconfig (its token and the wrapper's certificate):\n", demoNode, wrapperListen)
 	for _, command := range []string{
 		"get endpointslices -A",
 		"get endpoints -n demo",
 		"get endpointslices -n demo -w",
 	} {
-		fmt.Printf("  kubectl --server http://%s %s\n", wrapperListen, command)
+		fmt.Printf("  kubectl --kubeconfig %s %s\n", wrapperKubeconfig, command)
 	}
-	fmt.Printf("  curl -s http://%s/metrics | grep ^gridview_wrapper\n", wrapperListen)
+	fmt.Printf("  curl -s --cacert %s https://%s/metrics | grep ^gridview_wrapper\n", wrapperCert, wrapperListen)
 	fmt.Println()
 	fmt.Println("kubectl gridview explains and maps where the demo's nodes route (make build puts kubectl-gridview beside local-up):")
 	for _, command := range []string{

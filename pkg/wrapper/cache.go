@@ -32,7 +32,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -285,24 +284,11 @@ func saveStored(dir, node string, rv uint64, objects []*stored) (int64, error) {
 	slices.SortStableFunc(order, func(a, b *stored) int {
 		return boolOrder(a.kind != endpointSlices) - boolOrder(b.kind != endpointSlices)
 	})
-	tmp, err := os.CreateTemp(dir, cacheFile+".*")
-	if err != nil {
-		return 0, err
-	}
-	defer os.Remove(tmp.Name())
-	size, err := writeCache(tmp, node, rv, order)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if closeErr := tmp.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), filepath.Join(dir, cacheFile))
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
+	var size int64
+	err := replaceFile(dir, cacheFile, 0o600, func(f *os.File) (err error) {
+		size, err = writeCache(f, node, rv, order)
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -440,22 +426,4 @@ func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxS
 			}
 		}
 	}
-}
-
-// syncDir makes a rename into dir durable: without it, a power loss may
-// bring back the cache the rename replaced. A file system that cannot sync
-// a directory has nothing more to make durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		err = nil
-	}
-	if closeErr := d.Close(); err == nil {
-		err = closeErr
-	}
-	return err
 }

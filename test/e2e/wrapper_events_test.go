@@ -63,6 +63,9 @@ func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
 		want    int
 	}{
 		{name: "kube-proxy's", path: eventsPath + "default/events", object: event("own", "default", thisNode), want: http.StatusCreated},
+		// Another process on the node: it cannot spend kube-proxy's budget.
+		{name: "kube-proxy's, without its token", path: eventsPath + "default/events", object: event("no-token", "default", thisNode),
+			headers: []string{"Authorization:"}, want: http.StatusUnauthorized},
 		{name: "impersonating an administrator", path: eventsPath + "default/events", object: event("impersonating", "default", thisNode),
 			headers: []string{"Impersonate-User: system:admin", "Impersonate-Group: system:masters"}, want: http.StatusCreated},
 		{name: "the kubelet's NodeNotReady", path: eventsPath + "default/events", object: kubelets, want: http.StatusForbidden},

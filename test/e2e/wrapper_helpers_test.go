@@ -22,11 +22,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	wrapperpkg "github.com/gridview/gridview/pkg/wrapper"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -133,10 +135,20 @@ func (w *wrapper) restartWithoutCache() {
 	w.waitAnswering("unready", "/readyz", http.StatusServiceUnavailable)
 }
 
-// request sends a request to the wrapper from inside its namespace, as a
-// process on the node would, and returns the status code and the body.
+// request sends a request to the wrapper from inside its namespace, as
+// kube-proxy would, with its bearer token (a header "Authorization: ..."
+// replaces it, "Authorization:" sends none), and returns the status code and
+// the body.
 func (w *wrapper) request(ctx context.Context, method, path string, body []byte, headers ...string) (int, string, error) {
-	argv := []string{"curl", "--silent", "--show-error", "--max-time", "5", "--request", method, "--write-out", "\n%{http_code}"}
+	argv := []string{"curl", "--silent", "--show-error", "--max-time", "5", "--request", method, "--write-out", "\n%{http_code}",
+		"--cacert", wrapperpkg.ServingCertFile(w.credentialsDir())}
+	if !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "Authorization:") }) {
+		token, err := os.ReadFile(wrapperpkg.ClientTokenFile(w.credentialsDir()))
+		if err != nil {
+			return 0, "", err
+		}
+		headers = append(headers, "Authorization: Bearer "+strings.TrimSpace(string(token)))
+	}
 	for _, header := range headers {
 		argv = append(argv, "--header", header)
 	}
@@ -147,7 +159,7 @@ func (w *wrapper) request(ctx context.Context, method, path string, body []byte,
 		}
 		argv = append(argv, "--data-binary", "@"+in)
 	}
-	out, err := w.n.Run(ctx, append(argv, "http://"+wrapperListen+path)...)
+	out, err := w.n.Run(ctx, append(argv, "https://"+wrapperListen+path)...)
 	if err != nil {
 		return 0, "", err
 	}
@@ -157,9 +169,14 @@ func (w *wrapper) request(ctx context.Context, method, path string, body []byte,
 	return status, out[:max(i, 0)], err
 }
 
-// get reads a path of the wrapper from inside its namespace.
+// get reads a path of the wrapper from inside its namespace, as kube-proxy
+// would; an answer but 200 is an error.
 func (w *wrapper) get(ctx context.Context, path string) (string, error) {
-	return w.n.Run(ctx, "curl", "--silent", "--show-error", "--fail", "--max-time", "5", "http://"+wrapperListen+path)
+	code, body, err := w.request(ctx, http.MethodGet, path, nil)
+	if err == nil && code != http.StatusOK {
+		err = fmt.Errorf("GET %s: %d %.300s", path, code, body)
+	}
+	return body, err
 }
 
 // metric reads one unlabelled metric of the wrapper.
@@ -176,24 +193,16 @@ func (w *wrapper) metric(name string) float64 {
 	return value
 }
 
-// kubeconfig is what kube-proxy reads to reach the wrapper: plain HTTP on
-// loopback, no credentials, as the deploy manifests' ConfigMap has it.
+// credentialsDir holds the token the wrapper accepts from kube-proxy and the
+// certificate it serves, at their default place under the cache directory.
+func (w *wrapper) credentialsDir() string { return wrapperpkg.ClientCredentialsDir(w.cacheDir) }
+
+// kubeconfig is what kube-proxy reads to reach the wrapper, as the deploy
+// manifests' ConfigMap has it.
 func (w *wrapper) kubeconfig() string {
 	w.t.Helper()
 	path := filepath.Join(w.t.TempDir(), "kube-proxy-via-gridview.kubeconfig")
-	config := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: gridview-wrapper
-  cluster:
-    server: http://%s
-contexts:
-- name: gridview-wrapper
-  context:
-    cluster: gridview-wrapper
-current-context: gridview-wrapper
-`, wrapperListen)
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+	if err := localcluster.WriteWrapperKubeconfig(path, wrapperListen, w.credentialsDir()); err != nil {
 		w.t.Fatal(err)
 	}
 	return path

@@ -44,6 +44,31 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	expectProgrammed(t, n, proc, s.ns, "plain", 80, []string{"10.2.0.1", "10.2.0.3"})
 	expectProgrammed(t, n, proc, s.ns, "ordered", 80, []string{"10.3.0.3", "10.3.0.4"})
 
+	// kube-proxy presents the token of its kubeconfig; any other process on
+	// the node, without it or with another, reads nothing but probes and
+	// metrics.
+	for _, c := range []struct {
+		path, authorization string
+		want                int
+	}{
+		{path: "/api/v1/services", authorization: "Authorization:", want: http.StatusUnauthorized},
+		{path: "/apis/discovery.k8s.io/v1/endpointslices", authorization: "Authorization:", want: http.StatusUnauthorized},
+		{path: "/apis/discovery.k8s.io/v1/endpointslices", authorization: "Authorization: Bearer not-kube-proxys-token-0123456789abcdef", want: http.StatusUnauthorized},
+		{path: "/api", authorization: "Authorization:", want: http.StatusUnauthorized},
+		{path: "/readyz", authorization: "Authorization:", want: http.StatusOK},
+		{path: "/metrics", authorization: "Authorization:", want: http.StatusOK},
+		{path: "/apis/discovery.k8s.io/v1/endpointslices", want: http.StatusOK},
+	} {
+		var headers []string
+		if c.authorization != "" {
+			headers = append(headers, c.authorization)
+		}
+		code, body, err := w.request(context.Background(), http.MethodGet, c.path, nil, headers...)
+		if err != nil || code != c.want {
+			t.Errorf("GET %s with %q: %d %.200s, %v; want %d", c.path, c.authorization, code, body, err, c.want)
+		}
+	}
+
 	// kube-proxy's Events reach the cluster through the wrapper.
 	eventually(t, 20*time.Second, "kube-proxy's Event about "+n.NodeName, func(ctx context.Context) error {
 		events, err := kubeClient.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + n.NodeName})

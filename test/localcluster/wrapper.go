@@ -21,10 +21,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	"github.com/gridview/gridview/pkg/wrapper"
 )
 
 // ApplyWrapperRBAC applies gridview-wrapper's RBAC
@@ -59,13 +63,18 @@ func (c *Cluster) StartWrapper(ctx context.Context, node, listen, cacheDir strin
 		return nil, err
 	}
 	c.wrapper = proc
-	readyz := "http://" + listen + "/readyz"
+	readyz := "https://" + listen + "/readyz"
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := proc.Exited(); err != nil {
 			return false, err
 		}
+		// Its certificate is written before it listens.
+		client, err := WrapperClient(wrapper.ClientCredentialsDir(cacheDir))
+		if err != nil {
+			return false, nil
+		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return false, nil
 		}
@@ -76,4 +85,38 @@ func (c *Cluster) StartWrapper(ctx context.Context, node, listen, cacheDir strin
 		return nil, fmt.Errorf("gridview-wrapper not ready at %s (log: %s): %w", readyz, proc.LogFile, err)
 	}
 	return proc, nil
+}
+
+// WrapperClient reaches a wrapper as kube-proxy does, with client-go's
+// transport: it trusts the certificate and presents the token the wrapper
+// wrote in credentialsDir. Requests name the wrapper by https://<listen>.
+func WrapperClient(credentialsDir string) (*http.Client, error) {
+	return rest.HTTPClientFor(&rest.Config{
+		BearerTokenFile: wrapper.ClientTokenFile(credentialsDir),
+		TLSClientConfig: rest.TLSClientConfig{CAFile: wrapper.ServingCertFile(credentialsDir)},
+	})
+}
+
+// WriteWrapperKubeconfig writes at path what kube-proxy reads to reach the
+// wrapper listening on listen, as the deploy manifests' ConfigMap has it.
+func WriteWrapperKubeconfig(path, listen, credentialsDir string) error {
+	config := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: gridview-wrapper
+  cluster:
+    server: https://%s
+    certificate-authority: %s
+users:
+- name: kube-proxy
+  user:
+    tokenFile: %s
+contexts:
+- name: gridview-wrapper
+  context:
+    cluster: gridview-wrapper
+    user: kube-proxy
+current-context: gridview-wrapper
+`, listen, wrapper.ServingCertFile(credentialsDir), wrapper.ClientTokenFile(credentialsDir))
+	return os.WriteFile(path, []byte(config), 0o600)
 }

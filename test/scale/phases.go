@@ -17,22 +17,21 @@ limitations under the License.
 package scale
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gridview/gridview/pkg/wrapper"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -229,11 +228,15 @@ func (h *Harness) wrapper(ctx context.Context) error {
 		return fmt.Errorf("starting gridview-wrapper for %s: %w", node, err)
 	}
 	defer proc.Stop()
+	client, err := localcluster.WrapperClient(wrapper.ClientCredentialsDir(cacheDir))
+	if err != nil {
+		return err
+	}
 	// Synced: what it read upstream stopped growing for three polls.
 	var last, same int64
 	for deadline := time.Now().Add(2 * time.Minute); same < 3 && time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
-		n, err := wrapperUpstreamBytes(ctx, addr)
+		n, err := wrapperUpstreamBytes(ctx, client, addr)
 		if err != nil {
 			return err
 		}
@@ -254,24 +257,22 @@ func (h *Harness) wrapper(ctx context.Context) error {
 }
 
 // wrapperUpstreamBytes reads gridview_wrapper_upstream_received_bytes_total.
-func wrapperUpstreamBytes(ctx context.Context, addr string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+func wrapperUpstreamBytes(ctx context.Context, client *http.Client, addr string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("reading the wrapper's metrics: %w", err)
 	}
 	defer resp.Body.Close()
-	scanner := bufio.NewScanner(resp.Body)
-	for scanner.Scan() {
-		if value, ok := strings.CutPrefix(scanner.Text(), "gridview_wrapper_upstream_received_bytes_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-			return int64(f), err
-		}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("reading the wrapper's metrics: %w", err)
 	}
-	return 0, fmt.Errorf("the wrapper's metrics have no gridview_wrapper_upstream_received_bytes_total")
+	value, err := localcluster.MetricSample(string(body), "gridview_wrapper_upstream_received_bytes_total")
+	return int64(value), err
 }
 
 // restarts restarts gridview-apiserver up to twice (Config.Restarts): as

@@ -59,6 +59,9 @@ type Options struct {
 	// UpstreamWatchTimeout, when set, ends upstream watches after between it
 	// and twice it, for load balancers that cut long connections.
 	UpstreamWatchTimeout time.Duration
+	// ClientCredentialsDir holds kube-proxy's token and the certificate it
+	// trusts; empty: under CacheDir (wrapper.ClientCredentialsDir).
+	ClientCredentialsDir string
 	Logs                 *logsapi.LoggingConfiguration
 
 	localEndpoint *wrapper.LocalEndpoint
@@ -83,6 +86,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"on the way lets a connection live. It must exceed the time the node's first list takes. 0: client-go's 5 to 10 minutes.")
 	// SuperEdge's application-grid-wrapper names, so that its DaemonSets work
 	// with only the image changed.
+	fs.StringVar(&o.ClientCredentialsDir, "client-credentials-dir", o.ClientCredentialsDir,
+		"Directory of kube-proxy's credentials, which the wrapper writes when missing: the bearer token it accepts (token, readable by root only, "+
+			"the tokenFile of kube-proxy's kubeconfig) and the certificate it serves (tls.crt, its certificate-authority). "+
+			"Default: <cache-dir>/client. Every path but /healthz, /livez, /readyz and /metrics needs the token.")
 	fs.StringVar(&o.NodeName, "hostname", o.NodeName, "Alias of --node-name (SuperEdge's name).")
 	fs.StringVar(&o.Listen, "bind-address", o.Listen, "Alias of --listen (SuperEdge's name).")
 	logsapi.AddFlags(o.Logs, fs)
@@ -144,6 +151,14 @@ func (o *Options) Run(ctx context.Context) error {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
 	config.QPS, config.Burst = 20, 40
+	credentialsDir := o.ClientCredentialsDir
+	if credentialsDir == "" {
+		credentialsDir = wrapper.ClientCredentialsDir(o.CacheDir)
+	}
+	credentials, err := wrapper.LoadClientCredentials(credentialsDir, wrapper.ServingHosts(o.Listen))
+	if err != nil {
+		return fmt.Errorf("--client-credentials-dir: %w", err)
+	}
 	listener, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
@@ -155,7 +170,7 @@ func (o *Options) Run(ctx context.Context) error {
 	wrapper.RegisterMetrics()
 	saved, objects, loaded := wrapper.LoadCache(o.CacheDir, o.NodeName)
 	state := wrapper.NewState(wrapper.StartRV(saved, loaded), objects)
-	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects))
+	klog.InfoS("Starting gridview-wrapper", "node", o.NodeName, "listen", o.Listen, "cachedObjects", len(objects), "clientCredentialsDir", credentialsDir)
 
 	upstream, err := wrapper.NewUpstream(config, o.NodeName, state, o.localEndpoint)
 	if err != nil {
@@ -175,7 +190,11 @@ func (o *Options) Run(ctx context.Context) error {
 		wrapper.KeepCached(ctx, state, o.CacheDir, o.NodeName)
 	}()
 
-	server := &http.Server{Handler: wrapper.NewServer(o.NodeName, state, forward), ReadHeaderTimeout: 10 * time.Second}
+	server := &http.Server{
+		Handler:           credentials.Require(wrapper.NewServer(o.NodeName, state, forward)),
+		TLSConfig:         credentials.TLSConfig(),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
 	go func() {
 		<-ctx.Done()
 		state.Close()
@@ -183,7 +202,7 @@ func (o *Options) Run(ctx context.Context) error {
 		defer cancel()
 		_ = server.Shutdown(shutdown)
 	}()
-	if err := server.Serve(listener); !errors.Is(err, http.ErrServerClosed) {
+	if err := server.ServeTLS(listener, "", ""); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	<-cached

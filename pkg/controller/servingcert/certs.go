@@ -23,16 +23,16 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/gridview/gridview/pkg/certificates"
 )
 
 const (
@@ -45,8 +45,6 @@ const (
 	// changes nothing outside the Secret.
 	caLifetime   = 3 * 365 * 24 * time.Hour
 	leafLifetime = 90 * 24 * time.Hour
-	// backdate tolerates clocks behind the one that issued the certificate.
-	backdate = 5 * time.Minute
 	// signingGrace is how long a new CA sits in ca.crt before it signs a
 	// leaf: many resyncs, so that the replicas (or whoever copies ca.crt
 	// into the APIService) publish it before any replica serves a leaf only
@@ -160,7 +158,7 @@ func renew(stored *bundle, hosts []string, now time.Time) (*bundle, bool, error)
 		next.cas, changed = unexpired(stored.cas, now), true
 	}
 	if !servable(next.leaf, next.cas, hosts, now) || ((dueForRenewal(next.leaf, now) || next.leaf.CheckSignatureFrom(next.cas[0]) != nil) &&
-		!now.Before(next.cas[0].NotBefore.Add(backdate+signingGrace))) {
+		!now.Before(next.cas[0].NotBefore.Add(certificates.Backdate+signingGrace))) {
 		if err := next.issueLeaf(hosts, now); err != nil {
 			return nil, false, err
 		}
@@ -212,7 +210,7 @@ func newCA(now time.Time) (*x509.Certificate, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating the CA key: %w", err)
 	}
-	template, err := certTemplate(fmt.Sprintf("gridview-apiserver-ca@%d", now.Unix()), now, caLifetime)
+	template, err := certificates.Template(fmt.Sprintf("gridview-apiserver-ca@%d", now.Unix()), now, caLifetime)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -237,7 +235,7 @@ func newLeaf(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("generating the serving key: %w", err)
 	}
-	template, err := certTemplate(hosts[0], now, leafLifetime)
+	template, err := certificates.Template(hosts[0], now, leafLifetime)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -261,18 +259,4 @@ func newLeaf(ca *x509.Certificate, caKey crypto.Signer, hosts []string, now time
 		return nil, nil, nil, fmt.Errorf("encoding the serving certificate: %w", err)
 	}
 	return leaf, certPEM, keyPEM, nil
-}
-
-func certTemplate(commonName string, now time.Time, lifetime time.Duration) (*x509.Certificate, error) {
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return nil, fmt.Errorf("generating a serial number: %w", err)
-	}
-	return &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: commonName},
-		NotBefore:             now.Add(-backdate),
-		NotAfter:              now.Add(lifetime),
-		BasicConstraintsValid: true,
-	}, nil
 }

@@ -35,6 +35,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientfeatures "k8s.io/client-go/features"
 
+	"github.com/gridview/gridview/pkg/wrapper"
 	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
@@ -96,8 +97,9 @@ func onceEach(counts map[string]float64) bool {
 // hostWrapper is gridview-wrapper on the host, reading the cluster as its
 // admin.
 type hostWrapper struct {
-	listen string
-	proc   *localcluster.Process
+	listen   string
+	cacheDir string
+	proc     *localcluster.Process
 }
 
 // startHostWrapper runs gridview-wrapper for node with flags added and
@@ -109,9 +111,9 @@ func startHostWrapper(t *testing.T, node string, flags ...string) hostWrapper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := hostWrapper{listen: l.Addr().String()}
+	w := hostWrapper{listen: l.Addr().String(), cacheDir: t.TempDir()}
 	l.Close()
-	proc, err := cluster.StartWrapper(context.Background(), node, w.listen, t.TempDir(), flags...)
+	proc, err := cluster.StartWrapper(context.Background(), node, w.listen, w.cacheDir, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,12 +123,17 @@ func startHostWrapper(t *testing.T, node string, flags ...string) hostWrapper {
 	return w
 }
 
+// get reads path as kube-proxy would, with the wrapper's token.
 func (w hostWrapper) get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.listen+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+w.listen+path, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := localcluster.WrapperClient(wrapper.ClientCredentialsDir(w.cacheDir))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
