@@ -117,19 +117,6 @@ func LoadCache(dir, node string) (uint64, []runtime.Object, bool) {
 	return 0, nil, false
 }
 
-// removeStaleTemporaries removes the temporary files of saves a killed
-// process left: each is as large as the cache, and nothing else removes
-// them from the node's disk. Only before the first save: keepCached is the
-// only writer.
-func removeStaleTemporaries(dir string) {
-	stale, _ := filepath.Glob(filepath.Join(dir, cacheFile+".*"))
-	for _, name := range stale {
-		if err := os.Remove(name); err != nil {
-			klog.ErrorS(err, "Cannot remove the temporary file of an unfinished save", "file", name)
-		}
-	}
-}
-
 // decodeCache reads a cache while checking it: nothing read is trusted
 // before the checksum of the whole payload matches, and only then is the
 // node compared.
@@ -374,7 +361,7 @@ func KeepCached(ctx context.Context, state *State, dir, node string) {
 }
 
 func keepCached(ctx context.Context, state *State, dir, node string, quiet, maxStale time.Duration) {
-	removeStaleTemporaries(dir)
+	removeStaleTemporaries(dir, cacheFile)
 	// saved is the resourceVersion last saved, seen the last one read;
 	// changed is when seen was first read, unsaved when the state first
 	// differed from what was saved.

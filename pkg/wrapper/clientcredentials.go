@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -65,7 +66,7 @@ type ClientCredentials struct {
 
 // LoadClientCredentials reads the token and the serving certificate from
 // dir, or writes new ones when there are none, when the certificate does not
-// name every one of hosts, or when it nears its end. Both stay across
+// name every one of hosts, is not valid now, or nears its end. Both stay across
 // restarts: kube-proxy reads them from its kubeconfig. Deleting the token
 // and restarting the wrapper rotates it.
 func LoadClientCredentials(dir string, hosts []string) (*ClientCredentials, error) {
@@ -76,7 +77,8 @@ func LoadClientCredentials(dir string, hosts []string) (*ClientCredentials, erro
 	if err != nil {
 		return nil, err
 	}
-	certificate, err := loadOrCreateCertificate(dir, hosts)
+	removeStaleTemporaries(dir, clientTokenFile, servingKeyFile, servingCertFile)
+	certificate, err := loadOrCreateCertificate(dir, hosts, time.Now())
 	if err != nil {
 		return nil, err
 	}

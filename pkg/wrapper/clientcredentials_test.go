@@ -18,15 +18,18 @@ package wrapper
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The credentials are written once, secrets readable by their owner only,
@@ -82,26 +85,56 @@ func TestLoadClientCredentials(t *testing.T) {
 	}
 }
 
-// A certificate that does not name the address the wrapper now binds is
-// replaced; the token stays.
-func TestACertificateForAnotherAddressIsReplaced(t *testing.T) {
-	dir := t.TempDir()
-	first, err := LoadClientCredentials(dir, ServingHosts("127.0.0.1:51006"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved, err := LoadClientCredentials(dir, ServingHosts("192.0.2.7:51006"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bytes.Equal(moved.certificate.Certificate[0], first.certificate.Certificate[0]) {
-		t.Error("the certificate was kept, although it does not name 192.0.2.7")
-	}
-	if err := moved.certificate.Leaf.VerifyHostname("192.0.2.7"); err != nil {
-		t.Error(err)
-	}
-	if !bytes.Equal(moved.authorization, first.authorization) {
-		t.Error("the token changed with the address")
+// A certificate that does not name the address the wrapper now binds, that
+// is not valid yet (written while the clock was ahead) or that nears its end
+// is replaced; the token stays.
+func TestCertificatesAreReplacedWhenUnfit(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name     string
+		issued   time.Time
+		listen   string
+		replaced bool
+	}{
+		{name: "fit", issued: now, listen: "127.0.0.1:51006"},
+		{name: "issued a year ago", issued: now.Add(-365 * 24 * time.Hour), listen: "127.0.0.1:51006"},
+		{name: "another address", issued: now, listen: "192.0.2.7:51006", replaced: true},
+		{name: "issued while the clock was two days ahead", issued: now.Add(48 * time.Hour), listen: "127.0.0.1:51006", replaced: true},
+		{name: "within a year of its end", issued: now.Add(-servingCertValidity + 300*24*time.Hour), listen: "127.0.0.1:51006", replaced: true},
+		{name: "expired", issued: now.Add(-servingCertValidity - time.Hour), listen: "127.0.0.1:51006", replaced: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			first, err := LoadClientCredentials(dir, ServingHosts("127.0.0.1:51006"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cert, key, err := selfSignedCertificate(ServingHosts("127.0.0.1:51006"), tc.issued)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := writeCertificate(dir, cert, key); err != nil {
+				t.Fatal(err)
+			}
+			planted, err := tls.X509KeyPair(cert, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := LoadClientCredentials(dir, ServingHosts(tc.listen))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replaced := !bytes.Equal(again.certificate.Certificate[0], planted.Certificate[0]); replaced != tc.replaced {
+				t.Errorf("replaced: %t, want %t", replaced, tc.replaced)
+			}
+			host, _, _ := net.SplitHostPort(tc.listen)
+			if !servable(again.certificate.Leaf, []string{host}, now) {
+				t.Errorf("the certificate served does not serve %s now: %v to %v", host, again.certificate.Leaf.NotBefore, again.certificate.Leaf.NotAfter)
+			}
+			if !bytes.Equal(again.authorization, first.authorization) {
+				t.Error("the token changed with the certificate")
+			}
+		})
 	}
 }
 
@@ -126,6 +159,14 @@ func TestUnsafeClientCredentialsAreRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{name: "a key others read", saying: "only its owner reads", set: func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, servingKeyFile), "not even a key", 0o644)
+		}},
+		{name: "a key that is a link", saying: "too many levels of symbolic links", set: func(t *testing.T, dir string) {
+			if err := os.Symlink("/etc/hostname", filepath.Join(dir, servingKeyFile)); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{name: "a directory others write", saying: "others may write it", set: func(t *testing.T, dir string) {
 			if err := os.Chmod(dir, 0o777); err != nil {
 				t.Fatal(err)
@@ -143,6 +184,18 @@ func TestUnsafeClientCredentialsAreRefused(t *testing.T) {
 				t.Errorf("got %v, want an error saying %q", err, tc.saying)
 			}
 		})
+	}
+	// A directory of another user: as root, one given away; otherwise one
+	// of root's.
+	dir := "/"
+	if os.Geteuid() == 0 {
+		dir = t.TempDir()
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := LoadClientCredentials(dir, ServingHosts("127.0.0.1:51006")); err == nil || !strings.Contains(err.Error(), "not to the wrapper's user") {
+		t.Errorf("a directory of another user: %v, want a refusal", err)
 	}
 }
 
@@ -166,20 +219,23 @@ func TestRequireClientToken(t *testing.T) {
 	token := strings.TrimPrefix(string(credentials.authorization), "Bearer ")
 	handler := credentials.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
 	for _, tc := range []struct {
-		name, path, authorization string
-		want                      int
+		name, method, path, authorization string
+		want                              int
 	}{
 		{name: "kube-proxy", path: "/api/v1/services", authorization: "Bearer " + token, want: http.StatusTeapot},
 		{name: "no token", path: "/api/v1/services", want: http.StatusUnauthorized},
 		{name: "another token", path: "/apis/discovery.k8s.io/v1/endpointslices", authorization: "Bearer " + token[1:] + "x", want: http.StatusUnauthorized},
 		{name: "the token, not as bearer", path: "/api/v1/services", authorization: token, want: http.StatusUnauthorized},
-		{name: "an Event", path: "/apis/events.k8s.io/v1/namespaces/default/events", want: http.StatusUnauthorized},
+		{name: "an Event", method: http.MethodPost, path: "/apis/events.k8s.io/v1/namespaces/default/events", want: http.StatusUnauthorized},
+		{name: "kube-proxy's Event", method: http.MethodPost, path: "/apis/events.k8s.io/v1/namespaces/default/events", authorization: "Bearer " + token, want: http.StatusTeapot},
+		{name: "a watch", path: "/apis/discovery.k8s.io/v1/endpointslices?watch=true", want: http.StatusUnauthorized},
+		{name: "a probe's path with a trailing slash", path: "/readyz/", want: http.StatusUnauthorized},
 		{name: "readiness probe", path: "/readyz", want: http.StatusTeapot},
 		{name: "liveness probe", path: "/healthz", want: http.StatusTeapot},
 		{name: "metrics", path: "/metrics", want: http.StatusTeapot},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+			req := httptest.NewRequest(cmp.Or(tc.method, http.MethodGet), tc.path, nil)
 			if tc.authorization != "" {
 				req.Header.Set("Authorization", tc.authorization)
 			}

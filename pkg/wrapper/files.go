@@ -21,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"k8s.io/klog/v2"
 )
 
 // replaceFile writes dir/name through a temporary file renamed over it once
@@ -51,6 +53,21 @@ func replaceFile(dir, name string, perm os.FileMode, write func(*os.File) error)
 		err = syncDir(dir)
 	}
 	return err
+}
+
+// removeStaleTemporaries removes the temporary files a killed process left
+// while writing one of names in dir (replaceFile): nothing else removes them
+// from the node's disk. Only before the first write: each file has one
+// writer.
+func removeStaleTemporaries(dir string, names ...string) {
+	for _, name := range names {
+		stale, _ := filepath.Glob(filepath.Join(dir, name+".*"))
+		for _, file := range stale {
+			if err := os.Remove(file); err != nil {
+				klog.ErrorS(err, "Cannot remove the temporary file of an unfinished write", "file", file)
+			}
+		}
+	}
 }
 
 // syncDir makes a rename into dir durable: without it, a power loss may

@@ -49,27 +49,45 @@ const (
 func ServingCertFile(dir string) string { return filepath.Join(dir, servingCertFile) }
 
 // loadOrCreateCertificate reuses the certificate in dir while it names every
-// one of hosts and has more than servingCertRenewal left.
-func loadOrCreateCertificate(dir string, hosts []string) (tls.Certificate, error) {
-	key, keyErr := readPrivate(dir, servingKeyFile)
-	cert, certErr := os.ReadFile(ServingCertFile(dir))
-	switch {
-	case keyErr == nil && certErr == nil:
-		pair, err := tls.X509KeyPair(cert, key)
-		if err == nil && fitFor(pair.Leaf, hosts) {
-			return pair, nil
-		}
-		klog.InfoS("Replacing the serving certificate kube-proxy trusts", "file", ServingCertFile(dir), "hosts", hosts, "err", err)
-	case errors.Is(keyErr, os.ErrNotExist) && errors.Is(certErr, os.ErrNotExist):
-	default:
-		klog.InfoS("Replacing the serving certificate kube-proxy trusts", "file", ServingCertFile(dir), "err", errors.Join(keyErr, certErr))
-	}
-	cert, key, err := selfSignedCertificate(hosts)
-	if err != nil {
+// one of hosts, is valid now and has more than servingCertRenewal left. A
+// key others may read, or a link, is refused, as the token is.
+func loadOrCreateCertificate(dir string, hosts []string, now time.Time) (tls.Certificate, error) {
+	key, err := readPrivate(dir, servingKeyFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return tls.Certificate{}, err
 	}
-	// The key first: a crash between the two leaves a pair that does not
-	// match, which the next start replaces.
+	var current *tls.Certificate
+	// A key without its certificate, or one that does not match it, is
+	// what a crash between their writes leaves: both are written anew.
+	if cert, certErr := os.ReadFile(ServingCertFile(dir)); err == nil && certErr == nil {
+		if pair, err := tls.X509KeyPair(cert, key); err == nil {
+			if fitFor(pair.Leaf, hosts, now) {
+				return pair, nil
+			}
+			current = &pair
+		}
+	}
+	cert, key, err := selfSignedCertificate(hosts, now)
+	if err == nil {
+		err = writeCertificate(dir, cert, key)
+	}
+	if err != nil {
+		// A full or read-only disk must not stop a wrapper whose
+		// certificate still serves.
+		if current != nil && servable(current.Leaf, hosts, now) {
+			klog.ErrorS(err, "Cannot renew the serving certificate kube-proxy trusts; serving the current one", "file", ServingCertFile(dir), "notAfter", current.Leaf.NotAfter)
+			return *current, nil
+		}
+		return tls.Certificate{}, err
+	}
+	klog.InfoS("Wrote the serving certificate kube-proxy trusts: kube-proxy from v1.36 reloads it within 5 minutes, an older one must restart",
+		"file", ServingCertFile(dir), "hosts", hosts, "notAfter", now.Add(servingCertValidity))
+	return tls.X509KeyPair(cert, key)
+}
+
+// writeCertificate writes the key first: a crash between the two leaves a
+// pair that does not match, which the next start replaces.
+func writeCertificate(dir string, cert, key []byte) error {
 	for _, file := range []struct {
 		name string
 		perm os.FileMode
@@ -79,14 +97,21 @@ func loadOrCreateCertificate(dir string, hosts []string) (tls.Certificate, error
 			_, err := f.Write(file.data)
 			return err
 		}); err != nil {
-			return tls.Certificate{}, err
+			return err
 		}
 	}
-	return tls.X509KeyPair(cert, key)
+	return nil
 }
 
-func fitFor(cert *x509.Certificate, hosts []string) bool {
-	if cert == nil || time.Until(cert.NotAfter) < servingCertRenewal {
+// fitFor reports whether cert serves hosts now and is not yet due for
+// renewal.
+func fitFor(cert *x509.Certificate, hosts []string, now time.Time) bool {
+	return servable(cert, hosts, now) && cert.NotAfter.Sub(now) >= servingCertRenewal
+}
+
+// servable reports whether clients verifying cert for hosts accept it now.
+func servable(cert *x509.Certificate, hosts []string, now time.Time) bool {
+	if cert == nil || now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
 		return false
 	}
 	for _, host := range hosts {
@@ -99,15 +124,19 @@ func fitFor(cert *x509.Certificate, hosts []string) bool {
 
 // selfSignedCertificate returns a PEM certificate for hosts, signed by its
 // own key, and that key.
-func selfSignedCertificate(hosts []string) (cert, key []byte, err error) {
+func selfSignedCertificate(hosts []string, now time.Time) (cert, key []byte, err error) {
 	private, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	template, err := certificates.Template("gridview-wrapper", time.Now(), servingCertValidity)
+	template, err := certificates.Template("gridview-wrapper", now, servingCertValidity)
 	if err != nil {
 		return nil, nil, err
 	}
+	// An edge node's clock may be set back after the first start (a
+	// hardware clock in local time): only kube-proxy on this node trusts
+	// the certificate, so a day's margin costs nothing.
+	template.NotBefore = now.Add(-24 * time.Hour)
 	// Its own CA: kube-proxy trusts it as its certificate-authority.
 	template.IsCA = true
 	template.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign

@@ -100,6 +100,11 @@ func WrapperClient(credentialsDir string) (*http.Client, error) {
 // WriteWrapperKubeconfig writes at path what kube-proxy reads to reach the
 // wrapper listening on listen, as the deploy manifests' ConfigMap has it.
 func WriteWrapperKubeconfig(path, listen, credentialsDir string) error {
+	// client-go reads relative paths from the kubeconfig's own directory.
+	credentialsDir, err := filepath.Abs(credentialsDir)
+	if err != nil {
+		return err
+	}
 	config := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
