@@ -17,11 +17,14 @@ limitations under the License.
 package manifests
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gridview/gridview/pkg/wrapper"
@@ -90,5 +93,47 @@ func TestKubeProxyPresentsTheWrappersToken(t *testing.T) {
 	}
 	if checked < 2 {
 		t.Errorf("checked %d installs with the wrapper, want the kustomization and the chart at least", checked)
+	}
+}
+
+// docs/security.md names every resource the wrapper's roles grant (a
+// security review found it naming NodeEndpoints and ServiceCIDRs only).
+func TestSecurityDocNamesTheWrappersRights(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for line := range strings.Lines(string(doc)) {
+		if strings.HasPrefix(line, "| Over-broad permissions |") {
+			row = strings.ToLower(line)
+		}
+	}
+	if row == "" {
+		t.Fatal("docs/security.md has no row \"Over-broad permissions\"")
+	}
+	granted := 0
+	for _, m := range manifests(t) {
+		var rules []rbacv1.PolicyRule
+		switch obj := m.obj.(type) {
+		case *rbacv1.ClusterRole:
+			rules = obj.Rules
+		case *rbacv1.Role:
+			rules = obj.Rules
+		}
+		if !strings.HasPrefix(m.source, "deploy/wrapper") {
+			continue
+		}
+		for _, rule := range rules {
+			for _, resource := range rule.Resources {
+				granted++
+				if singular := strings.TrimSuffix(resource, "s"); !strings.Contains(row, singular) {
+					t.Errorf("%s grants %v on %s, which docs/security.md's row \"Over-broad permissions\" does not name", m, rule.Verbs, resource)
+				}
+			}
+		}
+	}
+	if granted == 0 {
+		t.Fatal("found no rule of the wrapper's roles under artifacts/deploy/wrapper")
 	}
 }
