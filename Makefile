@@ -61,12 +61,13 @@ verify-images: images
 prereqs:
 	hack/prereqs.sh
 
-## tools: build etcd, kube-apiserver, kube-proxy and kubectl v1.37.2, and helm v3.22.0,
-## from the Go module proxy (once).
+## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
+## kubectl v1.37.2, helm v3.22.0 and kwok v0.8.0, from the Go module proxy (once).
 tools:
 	hack/build-tools.sh
 
-## run: start a local control plane with gridview-apiserver and a demo; Ctrl-C stops it.
+## run: start a local cluster (control plane, kwok's simulated kubelets, gridview-apiserver) with
+## a demo; Ctrl-C stops it.
 run: prereqs tools build images
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)

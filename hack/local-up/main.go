@@ -31,7 +31,10 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
 	"github.com/gridview/gridview/pkg/wrapper"
@@ -43,6 +46,7 @@ const (
 	fieldManager = "gridview-local-up"
 	// The demo's wrapper serves what kube-proxy on edge-1 would read.
 	demoNode      = "edge-1"
+	demoNamespace = "demo"
 	wrapperListen = "127.0.0.1:51006"
 )
 
@@ -84,7 +88,10 @@ func run(binDir, outputDir string) error {
 		RepoRoot: root,
 		WorkDir:  workDir,
 		LogDir:   logDir,
-		Logf:     func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) },
+		// Deployments, Services with selectors and namespaces behave as
+		// in any cluster.
+		Workloads: true,
+		Logf:      func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local cluster: %w", err)
@@ -122,6 +129,21 @@ func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir s
 		klog.InfoS("Applied example", "file", displayPath(example))
 	}
 
+	// The demo's Pods scheduled, run and written into their Services'
+	// EndpointSlices by kube-controller-manager.
+	client, err := kubernetes.NewForConfig(cluster.AdminConfig)
+	if err != nil {
+		return err
+	}
+	var notReady error
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		notReady = localcluster.WorkloadsReady(ctx, client, demoNamespace)
+		return notReady == nil, nil
+	}); err != nil {
+		return fmt.Errorf("the demo's workloads: %w (%v; logs in %s)", err, notReady, displayPath(cluster.LogDir))
+	}
+	klog.InfoS("The demo's Pods are Ready and in their Services' EndpointSlices", "namespace", demoNamespace)
+
 	wrapperCache := filepath.Join(outputDir, "wrapper-cache")
 	if _, err := cluster.StartWrapper(ctx, demoNode, wrapperListen, wrapperCache); err != nil {
 		return err
@@ -150,7 +172,9 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 		"kubectl get nodeendpoints -n demo",
 		"kubectl get nep -A --field-selector nodeName=edge-1",
 		"kubectl get nep -A --field-selector nodeName=edge-3",
-		"kubectl get nep -n demo edge-1.echo-svc -o yaml",
+		"kubectl get pods -n demo -o wide",
+		"kubectl get endpointslices -n demo",
+		"kubectl get nep -n demo --field-selector nodeName=edge-1,serviceName=echo-svc -o yaml",
 		"kubectl get nep -n demo -w --field-selector nodeName=edge-1   # and in another shell:",
 		"kubectl label node edge-1 superedge.io/nodeunit=unit-b --overwrite",
 	} {
@@ -182,7 +206,7 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 		fmt.Printf("  KUBECONFIG=%s %skubectl gridview %s\n", kubeconfig, pluginPath(), command)
 	}
 	fmt.Println()
-	fmt.Printf("Logs: %s/{etcd,kube-apiserver,gridview-apiserver,gridview-wrapper}.log\n", logDir)
+	fmt.Printf("Logs: %s/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kwok,gridview-apiserver,gridview-wrapper}.log\n", logDir)
 	fmt.Println()
 	fmt.Println("gridview is ready; press Ctrl-C to stop and clean up.")
 }

@@ -22,14 +22,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 func TestKubectlDiscoversTheGroup(t *testing.T) {
@@ -67,13 +71,14 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustKubectl(t, "apply", "-f", examples)
-	// Without kube-controller-manager a deleted namespace never finishes
-	// terminating: remove what the examples hold, keep the namespace.
 	t.Cleanup(func() {
-		_, _ = kubectl(t, "delete", "-n", "demo", "servicegrid", "echo")
-		_, _ = kubectl(t, "delete", "-n", "demo", "service/plain", "service/ordered",
-			"endpointslice/echo-svc-demo", "endpointslice/plain-demo", "endpointslice/ordered-demo")
+		_, _ = kubectl(t, "delete", "namespace", "demo", "--wait=false")
 		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5")
+	})
+	// kube-scheduler places the Deployments' Pods, kwok runs them, and the
+	// EndpointSlice controller writes them into their Services' slices.
+	eventually(t, 2*time.Minute, "the demo's Pods in their Services' EndpointSlices", func(ctx context.Context) error {
+		return localcluster.WorkloadsReady(ctx, kubeClient, "demo")
 	})
 
 	out := mustKubectl(t, "get", "sg", "-A")
@@ -90,16 +95,22 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 		t.Errorf("kubectl get gridview does not list the ServiceGrid:\n%s", out)
 	}
 
-	// The demo's pruning, as make run prints it.
-	for node, rows := range map[string][]string{
+	// The demo's pruning, as make run prints it: each view is named after
+	// the node and the slice the EndpointSlice controller wrote.
+	echoA, echoB, orderedA := demoAddresses(t, "echo", "unit-a"), demoAddresses(t, "echo", "unit-b"), demoAddresses(t, "ordered", "unit-a")
+	plain := demoAddresses(t, "plain", "unit-a", "unit-b")
+	for node, views := range map[string][]struct {
+		service, topology string
+		endpoints         sets.Set[string]
+	}{
 		"edge-1": {
-			`demo\s+edge-1\.\.echo-svc-demo\s+edge-1\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.1.10:8080,10.244.2.10:8080\s`,
-			`demo\s+edge-1\.\.plain-demo\s+edge-1\s+plain\s+None\s+10.244.1.20:8080,10.244.2.20:8080,10.244.3.20:8080 \+ 1 more...\s`,
-			`demo\s+edge-1\.\.ordered-demo\s+edge-1\s+ordered\s+Ordered\(superedge.io/nodeunit\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+			{"echo-svc", `AnyMatch\(superedge.io/nodeunit\)`, echoA},
+			{"plain", `None`, plain},
+			{"ordered", `Ordered\(superedge.io/nodeunit\)`, orderedA},
 		},
 		"edge-3": {
-			`demo\s+edge-3\.\.echo-svc-demo\s+edge-3\s+echo-svc\s+AnyMatch\(superedge.io/nodeunit\)\s+10.244.3.10:8080,10.244.4.10:8080\s`,
-			`demo\s+edge-3\.\.ordered-demo\s+edge-3\s+ordered\s+Ordered\(\*\)\s+10.244.1.30:8080,10.244.2.30:8080\s`,
+			{"echo-svc", `AnyMatch\(superedge.io/nodeunit\)`, echoB},
+			{"ordered", `Ordered\(\*\)`, orderedA},
 		},
 	} {
 		eventually(t, 10*time.Second, node+"'s pruned views", func(context.Context) error {
@@ -107,9 +118,14 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("%w: %s", err, out)
 			}
-			for _, row := range rows {
-				if !regexp.MustCompile(`(?m)^` + row).MatchString(out) {
-					return fmt.Errorf("no row %s in\n%s", row, out)
+			for _, view := range views {
+				row := regexp.MustCompile(`(?m)^demo\s+` + node + `\.\.` + view.service + `-\S+\s+` + node + `\s+` + view.service + `\s+` + view.topology + `\s+(\S+)(?: \+ (\d+) more\.\.\.)?\s+\S+$`)
+				match := row.FindStringSubmatch(out)
+				if match == nil {
+					return fmt.Errorf("no row for %s %s in\n%s", view.service, view.topology, out)
+				}
+				if err := endpointsColumn(match[1], match[2], view.endpoints); err != nil {
+					return fmt.Errorf("%s: %w in\n%s", view.service, err, out)
 				}
 			}
 			return nil
@@ -117,6 +133,48 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	}
 	expectDemoRoutingReported(t)
 	expectPluginExplainsTheDemo(t)
+}
+
+// demoAddresses are the IPs of the demo Deployment app's Pods on the nodes of
+// units.
+func demoAddresses(t *testing.T, app string, units ...string) sets.Set[string] {
+	t.Helper()
+	ctx := context.Background()
+	pods, err := kubeClient.CoreV1().Pods("demo").List(ctx, metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := sets.New[string]()
+	for _, pod := range pods.Items {
+		node, err := kubeClient.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(units, node.Labels["superedge.io/nodeunit"]) {
+			out.Insert(pod.Status.PodIP)
+		}
+	}
+	if out.Len() == 0 {
+		t.Fatalf("no Pod of %s runs in %v", app, units)
+	}
+	return out
+}
+
+// endpointsColumn checks kubectl's ENDPOINTS column, "a:8080,b:8080" with
+// " + N more..." past three, against the addresses want.
+func endpointsColumn(listed, more string, want sets.Set[string]) error {
+	got := sets.New[string]()
+	for _, endpoint := range strings.Split(listed, ",") {
+		got.Insert(strings.TrimSuffix(endpoint, ":8080"))
+	}
+	hidden := 0
+	if more != "" {
+		hidden, _ = strconv.Atoi(more)
+	}
+	if !want.IsSuperset(got) || got.Len()+hidden != want.Len() {
+		return fmt.Errorf("endpoints %s + %d more, want %v", listed, hidden, sets.List(want))
+	}
+	return nil
 }
 
 func TestKubectlRefusesInvalidServiceGrid(t *testing.T) {

@@ -72,7 +72,7 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster, err = localcluster.Start(ctx, localcluster.Options{BinDir: binDir, LogDir: logDir, Logf: func(format string, args ...any) {
+	cluster, err = localcluster.Start(ctx, localcluster.Options{BinDir: binDir, LogDir: logDir, Workloads: true, Logf: func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "e2e: "+format+"\n", args...)
 	}})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,10 @@ import (
 
 var superedgeGrids = schema.GroupVersionResource{Group: "superedge.io", Version: "v1", Resource: "servicegrids"}
 
+// holdFinalizer keeps SuperEdge's ServiceGrid, being deleted, until the test
+// takes it off.
+const holdFinalizer = "e2e.gridview.io/hold"
+
 // A SuperEdge ServiceGrid and the Service its application-grid-controller
 // made are moved to gridview by `kubectl gridview migrate superedge`, run
 // through kubectl's plugin mechanism: the dry run changes nothing, the
@@ -53,7 +58,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 
 	grid, err := superedge.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "superedge.io/v1", "kind": "ServiceGrid",
-		"metadata": map[string]any{"name": "echo", "labels": map[string]any{"app": "echo"}},
+		"metadata": map[string]any{"name": "echo", "labels": map[string]any{"app": "echo"}, "finalizers": []any{holdFinalizer}},
 		"spec": map[string]any{"gridUniqKey": "superedge.io/nodeunit", "template": map[string]any{
 			"selector": map[string]any{"app": "echo"},
 			"ports":    []any{map[string]any{"name": "http", "port": int64(80), "targetPort": int64(8080)}},
@@ -132,14 +137,33 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Errorf("the Service's EndpointSlice changed: %v", err)
 	}
 
-	// Until the garbage collector has taken its orphan finalizer off, SuperEdge's
-	// object stays, being deleted; a second run leaves it to the collector.
+	// While SuperEdge's object is being deleted, a second run leaves it to
+	// the garbage collector, which takes its orphan finalizer off once no
+	// dependent references it; the test's own finalizer holds it meanwhile.
+	eventually(t, 30*time.Second, "the garbage collector orphaning SuperEdge's ServiceGrid's dependents", func(ctx context.Context) error {
+		grid, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if grid.GetDeletionTimestamp() == nil || !slices.Equal(grid.GetFinalizers(), []string{holdFinalizer}) {
+			return fmt.Errorf("deletion %v, finalizers %v", grid.GetDeletionTimestamp(), grid.GetFinalizers())
+		}
+		return nil
+	})
 	unchanged := snapshotMigration(t, ns)
 	mustKubectlGridview(t, "migrate", "superedge", "-n", ns, "--apply")
 	if again := snapshotMigration(t, ns); again != unchanged {
 		t.Errorf("a second run changed something:\n%s\nwas\n%s", again, unchanged)
 	}
-	collectOrphanedGrid(t, superedge, migrated)
+	if _, err := superedge.Patch(ctx, "echo", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "SuperEdge's ServiceGrid gone", func(ctx context.Context) error {
+		if _, err := superedge.Get(ctx, "echo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
 	unchanged = snapshotMigration(t, ns)
 	out = mustKubectlGridview(t, "migrate", "superedge", "-n", ns, "--apply")
 	if want := "No superedge.io/v1 ServiceGrids in namespace " + ns + ": nothing to do\n"; out != want {
@@ -207,38 +231,6 @@ func installSuperEdgeCRD(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	return client
-}
-
-// collectOrphanedGrid does the garbage collector's part, as no
-// kube-controller-manager runs here: once no dependent references SuperEdge's
-// ServiceGrid, deleted with propagationPolicy=Orphan, its orphan finalizer goes.
-func collectOrphanedGrid(t *testing.T, superedge dynamic.ResourceInterface, dependent *corev1.Service) {
-	t.Helper()
-	ctx := context.Background()
-	grid, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if grid.GetDeletionTimestamp() == nil {
-		t.Fatalf("SuperEdge's ServiceGrid is not being deleted: finalizers %v", grid.GetFinalizers())
-	}
-	for _, ref := range dependent.OwnerReferences {
-		if ref.UID == grid.GetUID() {
-			t.Fatalf("the Service still references SuperEdge's ServiceGrid: %+v", ref)
-		}
-	}
-	if _, err := superedge.Patch(ctx, "echo", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "SuperEdge's ServiceGrid gone", func(ctx context.Context) error {
-		if _, err := superedge.Get(ctx, "echo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
-		}
-		return nil
-	})
 }
 
 // snapshotMigration tells the resourceVersions a run must not change.

@@ -73,9 +73,13 @@ type Cluster struct {
 	etcd          *Process
 	gridviewEtcd  *Process
 	kubeAPIServer *Process
-	replicas      []*GridviewReplica // the cluster's own first
-	wrapper       *Process           // on the host, for make run's demo
-	nodes         []*NodeNetns       // not yet deleted
+	// controllerManager, scheduler and kwok run with Options.Workloads.
+	controllerManager *Process
+	scheduler         *Process
+	kwok              *Process
+	replicas          []*GridviewReplica // the cluster's own first
+	wrapper           *Process           // on the host, for make run's demo
+	nodes             []*NodeNetns       // not yet deleted
 }
 
 // Start brings up etcd, kube-apiserver and gridview-apiserver and returns
@@ -147,6 +151,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.applier, err = newApplier(c.AdminConfig, fieldManager); err != nil {
 		return nil, err
 	}
+	if opts.Workloads {
+		opts.Logf("starting kube-controller-manager, kube-scheduler and kwok")
+		if err := c.startWorkloads(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.prepareGridviewIdentity(ctx); err != nil {
 		return nil, err
 	}
@@ -205,7 +215,7 @@ func (c *Cluster) stop() error {
 			replicaNets = append(replicaNets, r.net)
 		}
 	}
-	procs = append(procs, c.kubeAPIServer, c.gridviewEtcd, c.etcd)
+	procs = append(procs, c.kwok, c.scheduler, c.controllerManager, c.kubeAPIServer, c.gridviewEtcd, c.etcd)
 	nodes := slices.Clone(c.nodes)
 	c.mu.Unlock()
 

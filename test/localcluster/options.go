@@ -75,6 +75,11 @@ type Options struct {
 	// tests see routing metrics and NoEndpointsForNodes Events within
 	// seconds of a change; the scale harness sets the product's default.
 	RoutingMetricsInterval time.Duration
+	// Workloads runs kube-controller-manager, kube-scheduler and kwok
+	// (simulated kubelets for every Node) beside kube-apiserver, so that
+	// Deployments get Pods on the Nodes and Services with selectors their
+	// EndpointSlices, as in any cluster.
+	Workloads bool
 	// GridviewArgs are more flags for every gridview-apiserver replica, after
 	// the harness's own: make scale passes SCALE_GRIDVIEW_ARGS, so that a
 	// flag's effect at scale can be measured without a rebuild.
@@ -177,14 +182,21 @@ func isModuleRoot(goMod string) bool {
 	return false
 }
 
+// kwokStages is kwok's configuration, which `make tools` writes beside it
+// (hack/tools/kwok/stages).
+const kwokStages = "kwok-stages.yaml"
+
 // Preflight reports, in one error, everything missing to run a local cluster
 // from binDir, with the command that fixes each problem.
 func Preflight(binDir string) error {
 	var problems []error
-	for _, tool := range []string{"etcd", "kube-apiserver", "kube-proxy"} {
+	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kwok"} {
 		if !isExecutable(filepath.Join(binDir, tool)) {
 			problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", tool, binDir))
 		}
+	}
+	if !isRegular(filepath.Join(binDir, kwokStages)) {
+		problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", kwokStages, binDir))
 	}
 	if root, err := FindRepoRoot(); err != nil {
 		problems = append(problems, err)

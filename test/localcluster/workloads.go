@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The gridview Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package localcluster
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	// PodCIDR is where kube-controller-manager gives each Node its /24 and
+	// kwok its Pods their IPs: the shared address space of RFC 6598, which
+	// no run's network uses, with room for 16,384 Nodes.
+	PodCIDR = "100.64.0.0/10"
+	// nodeLeaseSeconds is kubelet's default Lease duration; kwok renews the
+	// Lease every quarter of it, every 10 s, as kubelet does.
+	nodeLeaseSeconds = 40
+)
+
+// startWorkloads runs what a cluster has around kube-apiserver, so that
+// Deployments, Services with selectors and namespaces behave as in any
+// cluster: kube-controller-manager (ReplicaSets, EndpointSlices and their
+// hints, garbage collection, namespaces, node CIDRs and lifecycle),
+// kube-scheduler, and kwok, which plays every Node's kubelet: it renews the
+// Node's Lease, keeps its status and runs the Pods bound to it, with an IP
+// of the Node's podCIDR.
+func (c *Cluster) startWorkloads(ctx context.Context) error {
+	p := c.pki
+	err := c.startComponent(ctx, "kube-controller-manager", func(port int) []string {
+		return []string{
+			"--allocate-node-cidrs", "--cluster-cidr", PodCIDR, "--node-cidr-mask-size", "24",
+			"--service-cluster-ip-range", serviceClusterRange,
+			"--service-account-private-key-file", p.ServiceAccountKey,
+			"--root-ca-file", p.CACert,
+			"--secure-port", strconv.Itoa(port),
+		}
+	}, func(p *Process) { c.controllerManager = p })
+	if err != nil {
+		return err
+	}
+	err = c.startComponent(ctx, "kube-scheduler", func(port int) []string {
+		return []string{"--secure-port", strconv.Itoa(port)}
+	}, func(p *Process) { c.scheduler = p })
+	if err != nil {
+		return err
+	}
+	proc, err := c.launch("kwok", []string{filepath.Join(c.opts.BinDir, "kwok"),
+		"--kubeconfig", c.AdminKubeconfig,
+		"--config", filepath.Join(c.opts.BinDir, kwokStages),
+		"--manage-all-nodes=true",
+		"--node-lease-duration-seconds", strconv.Itoa(nodeLeaseSeconds),
+	}, func(p *Process) { c.kwok = p })
+	if err != nil {
+		return err
+	}
+	// kube-controller-manager works once the default ServiceAccount of a
+	// new namespace exists; kwok once it has made a Node Ready.
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return err
+	}
+	if err := waitFor(ctx, time.Minute, c.controllerManager, "kube-controller-manager's ServiceAccount controller", func(ctx context.Context) error {
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	}); err != nil {
+		return err
+	}
+	return c.waitKwok(ctx, client, proc)
+}
+
+// startComponent runs kube-controller-manager or kube-scheduler as the
+// admin, on its own free port of the host veth address, and waits for its
+// /healthz.
+func (c *Cluster) startComponent(ctx context.Context, name string, flags func(port int) []string, keep func(*Process)) error {
+	return retryOnPortClash(func() (*Process, error) {
+		hostIP := c.net.HostIP.String()
+		port, err := freePort(hostIP)
+		if err != nil {
+			return nil, err
+		}
+		argv := append([]string{filepath.Join(c.opts.BinDir, name),
+			"--kubeconfig", c.AdminKubeconfig,
+			"--authentication-kubeconfig", c.AdminKubeconfig,
+			"--authorization-kubeconfig", c.AdminKubeconfig,
+			"--bind-address", hostIP,
+			"--cert-dir", filepath.Join(c.opts.WorkDir, name),
+			"--leader-elect=false",
+		}, flags(port)...)
+		proc, err := c.launch(name, argv, keep)
+		if err != nil {
+			return nil, err
+		}
+		// /healthz needs no credentials; the certificate is the
+		// component's own, made at its start.
+		probe := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		url := "https://" + net.JoinHostPort(hostIP, strconv.Itoa(port)) + "/healthz"
+		return proc, waitFor(ctx, time.Minute, proc, name+" /healthz", func(ctx context.Context) error {
+			return httpGetOK(ctx, probe, url)
+		})
+	})
+}
+
+// waitKwok waits until kwok has made a Node Ready: a probe Node it then
+// deletes.
+func (c *Cluster) waitKwok(ctx context.Context, client kubernetes.Interface, proc *Process) error {
+	probe := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "kwok-probe-"}}
+	probe, err := client.CoreV1().Nodes().Create(ctx, probe, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("creating a Node for kwok: %w", err)
+	}
+	defer func() {
+		_ = client.CoreV1().Nodes().Delete(context.WithoutCancel(ctx), probe.Name, metav1.DeleteOptions{})
+	}()
+	return waitFor(ctx, time.Minute, proc, "kwok making Node "+probe.Name+" Ready", func(ctx context.Context) error {
+		node, err := client.CoreV1().Nodes().Get(ctx, probe.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, condition := range node.Status.Conditions {
+			if condition.Type == corev1.NodeReady && condition.Status == corev1.ConditionTrue {
+				return nil
+			}
+		}
+		return fmt.Errorf("Node %s is not Ready: %v", probe.Name, node.Status.Conditions)
+	})
+}
+
+// WorkloadsReady reports, as an error naming what is missing, whether every
+// Deployment of namespace has all its replicas updated and ready, and the
+// EndpointSlice controller has written every ready Pod as a ready endpoint
+// of each Service that selects it.
+func WorkloadsReady(ctx context.Context, client kubernetes.Interface, namespace string) error {
+	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, d := range deployments.Items {
+		want := ptr.Deref(d.Spec.Replicas, 1)
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
+			return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated, %d ready, %d in all", namespace, d.Name,
+				d.Status.UpdatedReplicas, want, d.Status.ReadyReplicas, d.Status.Replicas)
+		}
+	}
+	services, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, svc := range services.Items {
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		pods, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+		if err != nil {
+			return err
+		}
+		want := sets.New[string]()
+		for _, pod := range pods.Items {
+			if pod.DeletionTimestamp == nil && pod.Status.PodIP != "" && podReady(&pod) {
+				want.Insert(pod.Status.PodIP)
+			}
+		}
+		slices, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
+		if err != nil {
+			return err
+		}
+		got := sets.New[string]()
+		for _, slice := range slices.Items {
+			for _, ep := range slice.Endpoints {
+				if ptr.Deref(ep.Conditions.Ready, true) {
+					got.Insert(ep.Addresses...)
+				}
+			}
+		}
+		if !got.Equal(want) {
+			return fmt.Errorf("Service %s/%s: ready endpoints %v, ready Pods %v", namespace, svc.Name, sets.List(got), sets.List(want))
+		}
+	}
+	return nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, condition := range pod.Status.Conditions {
+		if condition.Type == corev1.PodReady {
+			return condition.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
