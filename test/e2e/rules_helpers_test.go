@@ -138,14 +138,96 @@ func (s ruleSite) applySlice(t *testing.T, service, distribution string, endpoin
 	}
 }
 
+// pod is one Pod of a Service the test runs, on a node of the site.
+type pod struct {
+	node  string
+	ready bool
+}
+
+// runPods runs one Pod per entry for a Service (label app=<service>, which
+// the Service must select), named <service>-<node> and bound to its node,
+// waits until kwok has run them, makes those not ready so (the condition
+// kubelet would write after a failed readiness probe), and waits until the
+// EndpointSlice controller has written every one, ready or not. It returns
+// their IPs by node.
+func (s ruleSite) runPods(t *testing.T, service string, pods ...pod) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	for _, p := range pods {
+		object := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: service + "-" + p.node, Labels: map[string]string{"app": service}},
+			Spec: corev1.PodSpec{NodeName: s.node(p.node), Containers: []corev1.Container{{
+				Name: "web", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+			}}},
+		}
+		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, object, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ips := map[string]string{}
+	eventually(t, time.Minute, "the Pods of "+service+" running", func(ctx context.Context) error {
+		for _, p := range pods {
+			got, err := kubeClient.CoreV1().Pods(s.ns).Get(ctx, service+"-"+p.node, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got.Status.Phase != corev1.PodRunning || got.Status.PodIP == "" {
+				return fmt.Errorf("Pod %s: %s, IP %q", got.Name, got.Status.Phase, got.Status.PodIP)
+			}
+			ips[p.node] = got.Status.PodIP
+		}
+		return nil
+	})
+	for _, p := range pods {
+		if !p.ready {
+			s.setReady(t, service, p.node, false)
+		}
+	}
+	eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
+		slices, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+		if err != nil {
+			return err
+		}
+		ready := map[string]bool{}
+		for _, slice := range slices.Items {
+			for _, ep := range slice.Endpoints {
+				for _, addr := range ep.Addresses {
+					ready[addr] = ptr.Deref(ep.Conditions.Ready, true)
+				}
+			}
+		}
+		for _, p := range pods {
+			if got, ok := ready[ips[p.node]]; !ok || got != p.ready {
+				return fmt.Errorf("the Pod on %s (%s): written %t, ready %t; want ready %t", p.node, ips[p.node], ok, got, p.ready)
+			}
+		}
+		return nil
+	})
+	return ips
+}
+
+// setReady sets the Ready condition of the Service's Pod on node, as kubelet
+// does when the Pod's readiness probe changes.
+func (s ruleSite) setReady(t *testing.T, service, node string, ready bool) {
+	t.Helper()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
+	if _, err := kubeClient.CoreV1().Pods(s.ns).Patch(context.Background(), service+"-"+node, types.StrategicMergePatchType, []byte(patch),
+		metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // expectNep waits until the node's views of the Service hold exactly the
 // addresses given, ready or not, and `kubectl get nep` names the rule in
 // their TOPOLOGY; with no addresses, until the node has no view of it.
 func (s ruleSite) expectNep(t *testing.T, node, service, rule string, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
-	name := s.view(node, service)
-	eventually(t, 10*time.Second, fmt.Sprintf("view %s of %v, TOPOLOGY saying %q", name, want, rule), func(ctx context.Context) error {
+	eventually(t, 10*time.Second, fmt.Sprintf("%s's view of %s of %v, TOPOLOGY saying %q", node, service, want, rule), func(ctx context.Context) error {
 		// A deadline of its own, so that the last attempt reports what it
 		// found rather than the poll's deadline.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -161,9 +243,10 @@ func (s ruleSite) expectNep(t *testing.T, node, service, rule string, want ...st
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
 		}
+		// Columns NAME, NODE, SERVICE: a view of any slice of the Service.
 		var row string
 		for _, line := range strings.Split(out, "\n") {
-			if fields := strings.Fields(line); len(fields) > 0 && fields[0] == name {
+			if fields := strings.Fields(line); len(fields) > 2 && fields[2] == service {
 				row = line
 			}
 		}

@@ -25,8 +25,9 @@ import (
 // A Service with spec.trafficDistribution is pruned centrally to the keys
 // it implies; a real kube-proxy reading gridview's views through the
 // wrapper must program exactly what a real kube-proxy reading kube-apiserver
-// programs from the hints the EndpointSlice controller writes, for the same
-// node, on the preferred tier and on every fallback.
+// programs from the hints the EndpointSlice controller writes for the
+// Services' Pods, for the same node, on the preferred tier and on every
+// fallback.
 func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	// z1a views; z1b shares its zone; z2a is in another zone. z1a gets its
 	// zone only once both kube-proxies run: kube-proxy v1.37 may handle its
@@ -42,58 +43,70 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	sameZone := corev1.ServiceTrafficDistributionPreferSameZone
 	services := []struct {
 		name, distribution string
-		endpoints          []endpoint
-		want               []string
+		pods               []pod
+		// want and view are the nodes whose Pods kube-proxy routes to and
+		// the view holds.
+		want, view []string
+		rule       string
 	}{
-		{name: "node-local", distribution: sameNode, endpoints: []endpoint{
-			{"10.11.0.1", "z1a", true}, {"10.11.0.2", "z1b", true}, {"10.11.0.3", "z2a", true},
-		}, want: []string{"10.11.0.1"}},
-		// The node's own endpoint is not ready: its zone takes over.
-		{name: "node-to-zone", distribution: sameNode, endpoints: []endpoint{
-			{"10.12.0.1", "z1a", false}, {"10.12.0.2", "z1b", true}, {"10.12.0.3", "z2a", true},
-		}, want: []string{"10.12.0.2"}},
-		// Neither the node nor its zone has a ready endpoint: every ready one.
-		{name: "node-to-cluster", distribution: sameNode, endpoints: []endpoint{
-			{"10.13.0.2", "z1b", false}, {"10.13.0.3", "z2a", true}, {"10.13.0.4", "z2a", true},
-		}, want: []string{"10.13.0.3", "10.13.0.4"}},
-		{name: "zone-local", distribution: sameZone, endpoints: []endpoint{
-			{"10.14.0.1", "z1a", true}, {"10.14.0.2", "z1b", true}, {"10.14.0.3", "z2a", true},
-		}, want: []string{"10.14.0.1", "10.14.0.2"}},
-		{name: "zone-to-cluster", distribution: sameZone, endpoints: []endpoint{
-			{"10.15.0.2", "z1b", false}, {"10.15.0.3", "z2a", true}, {"10.15.0.4", "z2a", true},
-		}, want: []string{"10.15.0.3", "10.15.0.4"}},
+		{name: "node-local", distribution: sameNode, pods: []pod{{"z1a", true}, {"z1b", true}, {"z2a", true}},
+			want: []string{"z1a"}, view: []string{"z1a"}, rule: "Ordered(kubernetes.io/hostname) Native(PreferSameNode)"},
+		// The node's own Pod is not ready: its zone takes over.
+		{name: "node-to-zone", distribution: sameNode, pods: []pod{{"z1a", false}, {"z1b", true}, {"z2a", true}},
+			want: []string{"z1b"}, view: []string{"z1a", "z1b"}, rule: "Ordered(" + zoneKey + ") Native(PreferSameNode)"},
+		// Neither the node nor its zone has a ready Pod: every ready one.
+		{name: "node-to-cluster", distribution: sameNode, pods: []pod{{"z1b", false}, {"z2a", true}},
+			want: []string{"z2a"}},
+		{name: "zone-local", distribution: sameZone, pods: []pod{{"z1a", true}, {"z1b", true}, {"z2a", true}},
+			want: []string{"z1a", "z1b"}, view: []string{"z1a", "z1b"}, rule: "Ordered(" + zoneKey + ") Native(PreferSameZone)"},
+		{name: "zone-to-cluster", distribution: sameZone, pods: []pod{{"z1b", false}, {"z2a", true}},
+			want: []string{"z2a"}, view: []string{"z1b", "z2a"}, rule: "Ordered(*) Native(PreferSameZone)"},
 	}
+	ips := map[string]map[string]string{}
 	for _, svc := range services {
-		s.createService(t, svc.name, func(service *corev1.Service) { service.Spec.TrafficDistribution = &svc.distribution })
-		s.applySlice(t, svc.name, svc.distribution, svc.endpoints...)
+		s.createService(t, svc.name, func(service *corev1.Service) {
+			service.Spec.TrafficDistribution = &svc.distribution
+			service.Spec.Selector = map[string]string{"app": svc.name}
+		})
+		ips[svc.name] = s.runPods(t, svc.name, svc.pods...)
 	}
-	// topology-mode Auto: gridview leaves the hints to kube-proxy, which
-	// applies them the same on both paths.
+	// topology-mode Auto: gridview leaves the hints, which the controller
+	// gives in proportion to each zone's CPUs, to kube-proxy, which applies
+	// them the same on both paths.
 	s.createService(t, "auto", func(service *corev1.Service) {
 		service.Annotations[corev1.AnnotationTopologyMode] = "Auto"
+		service.Spec.Selector = map[string]string{"app": "auto"}
 	})
-	s.applySlice(t, "auto", sameZone, endpoint{"10.16.0.1", "z1a", true}, endpoint{"10.16.0.2", "z1b", true}, endpoint{"10.16.0.3", "z2a", true})
+	ips["auto"] = s.runPods(t, "auto", pod{"z1a", true}, pod{"z1b", true}, pod{"z2a", true})
+	addresses := func(service string, nodes ...string) []string {
+		var out []string
+		for _, node := range nodes {
+			out = append(out, ips[service][node])
+		}
+		return out
+	}
 
 	for _, svc := range services {
-		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.ns, svc.name, svc.want...) })
+		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.ns, svc.name, addresses(svc.name, svc.want...)...) })
 	}
-	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", "10.16.0.1", "10.16.0.2") })
+	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", addresses("auto", "z1a", "z1b")...) })
 
 	// The views are pruned centrally, the tier chosen named; a tier's
 	// endpoints that are not ready stay in it, for kube-proxy to skip.
-	s.expectNep(t, "z1a", "node-local", "Ordered(kubernetes.io/hostname) Native(PreferSameNode)", "10.11.0.1")
-	s.expectNep(t, "z1a", "node-to-zone", "Ordered("+zoneKey+") Native(PreferSameNode)", "10.12.0.1", "10.12.0.2")
-	s.expectNep(t, "z1a", "zone-local", "Ordered("+zoneKey+") Native(PreferSameZone)", "10.14.0.1", "10.14.0.2")
-	s.expectNep(t, "z1a", "zone-to-cluster", "Ordered(*) Native(PreferSameZone)", "10.15.0.2", "10.15.0.3", "10.15.0.4")
-	s.expectNep(t, "z1a", "auto", "Hints", "10.16.0.1", "10.16.0.2", "10.16.0.3")
+	for _, svc := range services {
+		if svc.view != nil {
+			s.expectNep(t, "z1a", svc.name, svc.rule, addresses(svc.name, svc.view...)...)
+		}
+	}
+	s.expectNep(t, "z1a", "auto", "Hints", addresses("auto", "z1a", "z1b", "z2a")...)
 
 	// Readiness returns live: the preferred tier takes over again.
 	t.Run("node endpoint ready again", func(t *testing.T) {
-		s.applySlice(t, "node-to-zone", sameNode, endpoint{"10.12.0.1", "z1a", true}, endpoint{"10.12.0.2", "z1b", true}, endpoint{"10.12.0.3", "z2a", true})
-		proxies.expect(t, s.ns, "node-to-zone", "10.12.0.1")
+		s.setReady(t, "node-to-zone", "z1a", true)
+		proxies.expect(t, s.ns, "node-to-zone", addresses("node-to-zone", "z1a")...)
 	})
 	t.Run("zone endpoint ready again", func(t *testing.T) {
-		s.applySlice(t, "zone-to-cluster", sameZone, endpoint{"10.15.0.2", "z1b", true}, endpoint{"10.15.0.3", "z2a", true}, endpoint{"10.15.0.4", "z2a", true})
-		proxies.expect(t, s.ns, "zone-to-cluster", "10.15.0.2")
+		s.setReady(t, "zone-to-cluster", "z1b", true)
+		proxies.expect(t, s.ns, "zone-to-cluster", addresses("zone-to-cluster", "z1b")...)
 	})
 }

@@ -225,20 +225,15 @@ func podsByIP(t *testing.T, ns string, unitOf map[string]string) map[string]site
 	return out
 }
 
-// readyIn lists the IPs of the ready Pods of unit in address order, as
-// nftrules.EndpointIPs does.
+// readyIn lists, sorted, the IPs of the ready Pods of unit.
 func readyIn(pods map[string]sitePod, unit string) []string {
-	var addrs []netip.Addr
+	ips := []string{}
 	for ip, pod := range pods {
 		if pod.unit == unit && pod.ready {
-			addrs = append(addrs, netip.MustParseAddr(ip))
+			ips = append(ips, ip)
 		}
 	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	ips := []string{}
-	for _, addr := range addrs {
-		ips = append(ips, addr.String())
-	}
+	slices.Sort(ips)
 	return ips
 }
 

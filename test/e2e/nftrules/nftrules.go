@@ -90,7 +90,8 @@ func ServiceEndpoints(ruleset string, clusterIP netip.Addr, port int32, protocol
 	return endpoints, nil
 }
 
-// EndpointIPs is ServiceEndpoints' addresses alone, sorted and distinct.
+// EndpointIPs is ServiceEndpoints' addresses alone, distinct and sorted as
+// strings, as tests write their expectations.
 func EndpointIPs(ruleset string, clusterIP netip.Addr, port int32, protocol string) ([]string, error) {
 	endpoints, err := ServiceEndpoints(ruleset, clusterIP, port, protocol)
 	if err != nil {
@@ -100,6 +101,7 @@ func EndpointIPs(ruleset string, clusterIP netip.Addr, port int32, protocol stri
 	for _, ep := range endpoints {
 		ips = append(ips, ep.Addr().String())
 	}
+	slices.Sort(ips)
 	return slices.Compact(ips), nil
 }
 
