@@ -28,6 +28,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -91,11 +92,9 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	t.Cleanup(func() {
 		_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
 	})
-	framework.WriteEndpointSlice(t, kubeClient, ns, "echo-svc", map[string]string{"10.244.1.10": node.Name})
-	slice, err := kubeClient.DiscoveryV1().EndpointSlices(ns).Get(ctx, framework.SliceName("echo-svc"), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The Service's Pod, which the EndpointSlice controller writes into
+	// the Service's slice.
+	address, slice := runEchoPod(t, ns, node.Name)
 
 	out := mustKubectlGridview(t, "migrate", "superedge", "-n", ns)
 	for _, want := range []string{"would create", "would hand Service " + ns + "/echo-svc", "would delete superedge.io/v1 ServiceGrid"} {
@@ -113,7 +112,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Errorf("the dry run created gridview's ServiceGrid: %v", err)
 	}
 
-	gaps := watchRoutes(t, ns, node.Name)
+	gaps := watchRoutes(t, ns, node.Name, address)
 	out = mustKubectlGridview(t, "migrate", "superedge", "-n", ns, "--apply")
 	if gap := gaps(); gap != "" {
 		t.Errorf("the node's route to the Service changed during the migration: %s", gap)
@@ -177,9 +176,9 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 // watchRoutes waits until node routes echo-svc to its one endpoint, then
 // polls that route until the returned function is called, which says how
 // the route changed meanwhile, if it did.
-func watchRoutes(t *testing.T, ns, node string) func() string {
+func watchRoutes(t *testing.T, ns, node, address string) func() string {
 	t.Helper()
-	want := "[10.244.1.10]"
+	want := "[" + address + "]"
 	route := func(ctx context.Context) string {
 		addresses, err := framework.ServiceAddresses(ctx, gridview, ns, node, "echo-svc")
 		if err != nil {
@@ -231,6 +230,48 @@ func installSuperEdgeCRD(t *testing.T) dynamic.Interface {
 		t.Fatal(err)
 	}
 	return client
+}
+
+// runEchoPod runs the Pod of Service echo-svc on node and returns its address
+// and the EndpointSlice the EndpointSlice controller wrote it into.
+func runEchoPod(t *testing.T, ns, node string) (string, *discoveryv1.EndpointSlice) {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "echo-0", Labels: map[string]string{"app": "echo"}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
+			Name: "echo", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+		}}},
+	}
+	if _, err := kubeClient.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var address string
+	var slice *discoveryv1.EndpointSlice
+	eventually(t, time.Minute, "the EndpointSlice controller writing echo-0 into echo-svc's slice", func(ctx context.Context) error {
+		pod, err := kubeClient.CoreV1().Pods(ns).Get(ctx, "echo-0", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if address = pod.Status.PodIP; address == "" {
+			return fmt.Errorf("echo-0 has no IP yet: %s", pod.Status.Phase)
+		}
+		slices, err := kubeClient.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=echo-svc"})
+		if err != nil {
+			return err
+		}
+		for i := range slices.Items {
+			for _, ep := range slices.Items[i].Endpoints {
+				if slices.Items[i].Labels[discoveryv1.LabelManagedBy] == "endpointslice-controller.k8s.io" &&
+					ep.Addresses[0] == address && ptr.Deref(ep.Conditions.Ready, false) {
+					slice = &slices.Items[i]
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no ready endpoint %s in %d slices", address, len(slices.Items))
+	})
+	return address, slice
 }
 
 // snapshotMigration tells the resourceVersions a run must not change.
