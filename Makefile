@@ -109,8 +109,9 @@ soak: prereqs tools build images
 ## scenario written through kube-apiserver while node watchers follow, one
 ## table of the figures against issue 12's targets. SCALE=edge-1k|edge-10k,
 ## WATCHERS=N (default 2000), SEED=N; SCALE_REPLICAS, SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT, SCALE_PROFILE_DIR,
-## SCALE_GRIDVIEW_ARGS (more flags for gridview-apiserver) and
-## SCALE_CURRENT_TIMEOUT from the environment. Fails only on harness errors.
+## SCALE_GRIDVIEW_ARGS (more flags for gridview-apiserver), SCALE_KUBELETS=kwok (every Node
+## heartbeats through kwok; SCALE_HEARTBEAT_WINDOW) and SCALE_CURRENT_TIMEOUT from the
+## environment. Fails only on harness errors.
 SCALE ?= edge-10k
 scale: prereqs tools build images
 	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScale$$' ./test/scale/
@@ -121,11 +122,11 @@ scale: prereqs tools build images
 scale-baseline: prereqs tools build images
 	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScaleBaseline$$' ./test/scale/
 
-# test-scale: the harness at edge-1k, every node watched, failing when a view
+# test-scale: the harness at edge-1k, every node watched and heartbeating through kwok, failing when a view
 # is wrong or a resume gets 410, and its baseline, so that neither rots; then
 # with two replicas, failing when a leader change costs a watcher a relist.
 test-scale: prereqs tools build images
-	SCALE=edge-1k WATCHERS=1000 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale(Baseline)?$$' ./test/scale/
+	SCALE=edge-1k WATCHERS=1000 SCALE_KUBELETS=kwok SCALE_HEARTBEAT_WINDOW=30s GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale(Baseline)?$$' ./test/scale/
 	SCALE=edge-1k WATCHERS=1000 SCALE_REPLICAS=2 SCALE_REPEATS=2 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale$$' ./test/scale/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport

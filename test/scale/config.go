@@ -17,6 +17,7 @@ limitations under the License.
 package scale
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -64,6 +65,14 @@ type Config struct {
 	// GridviewArgs (SCALE_GRIDVIEW_ARGS, split at spaces) are more flags for
 	// gridview-apiserver, e.g. --disable-http2-serving.
 	GridviewArgs []string
+	// Kubelets (SCALE_KUBELETS=kwok) runs kube-controller-manager,
+	// kube-scheduler and kwok, which plays every Node's kubelet: Leases
+	// renewed every 10 s, status rewritten every 10 to 20 minutes. The
+	// heartbeats phase then measures what they cost and what they change.
+	Kubelets bool
+	// HeartbeatWindow (SCALE_HEARTBEAT_WINDOW, default 1m) is how long the
+	// heartbeats phase watches the quiet cluster.
+	HeartbeatWindow time.Duration
 }
 
 // ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
@@ -77,7 +86,8 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	if !known || name == "tiny" {
 		return cfg, true, fmt.Errorf("SCALE=%q: want edge-1k or edge-10k", name)
 	}
-	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Replicas: 1, Restarts: 2, RSSLimit: 8 << 30}
+	cfg = Config{Scale: sc, Watchers: min(2000, sc.Nodes), Seed: 1, Repeats: 5, CurrentTimeout: 10 * time.Minute, Encoding: EncodingProtobuf, Replicas: 1, Restarts: 2, RSSLimit: 8 << 30,
+		HeartbeatWindow: time.Minute}
 	cfg.Strict = os.Getenv("GRIDVIEW_SCALE_STRICT") == "1"
 	cfg.ProfileDir = os.Getenv("SCALE_PROFILE_DIR")
 	cfg.GridviewArgs = strings.Fields(os.Getenv("SCALE_GRIDVIEW_ARGS"))
@@ -92,6 +102,14 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		{"SCALE_RSS_LIMIT", func(s string) (err error) { cfg.RSSLimit, err = strconv.ParseInt(s, 10, 64); return err }},
 		{"SCALE_REPLICAS", func(s string) (err error) { cfg.Replicas, err = strconv.Atoi(s); return err }},
 		{"SCALE_RESTARTS", func(s string) (err error) { cfg.Restarts, err = strconv.Atoi(s); return err }},
+		{"SCALE_HEARTBEAT_WINDOW", func(s string) (err error) { cfg.HeartbeatWindow, err = time.ParseDuration(s); return err }},
+		{"SCALE_KUBELETS", func(s string) error {
+			if s != "kwok" {
+				return errors.New("want kwok, or nothing for Nodes without kubelets")
+			}
+			cfg.Kubelets = true
+			return nil
+		}},
 		{"SCALE_ENCODING", func(s string) error {
 			if s != EncodingProtobuf && s != EncodingJSON {
 				return fmt.Errorf("want %s or %s", EncodingProtobuf, EncodingJSON)

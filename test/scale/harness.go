@@ -95,7 +95,7 @@ func (h *Harness) Run(ctx context.Context) error {
 		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
 	h.logf("%s", r.Scenario)
 	for _, phase := range []func(context.Context) error{h.findLeader, h.startWatchers, h.markEtcd("before the ingest"), h.ingest,
-		h.markEtcd("every watcher current"), h.changes, h.markEtcd("the churn's end"), h.resume, h.checkReplicas, h.wrapper, h.restarts} {
+		h.markEtcd("every watcher current"), h.changes, h.markEtcd("the churn's end"), h.heartbeats, h.resume, h.checkReplicas, h.wrapper, h.restarts} {
 		if err := phase(ctx); err != nil {
 			return err
 		}

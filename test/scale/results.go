@@ -59,6 +59,8 @@ type Results struct {
 
 	Replicas []*Replica // with several replicas, once the churn was over
 	Etcd     []EtcdMark
+	// Heartbeats, with SCALE_KUBELETS=kwok.
+	Heartbeats *Heartbeats
 
 	Restarts []Restart
 
@@ -167,6 +169,11 @@ func (r *Results) rows() []row {
 			"equal on every replica", verdict(true, agree)})
 	}
 	rows = append(rows, etcdRows(r.Etcd)...)
+	if hb := r.Heartbeats; hb != nil {
+		rows = append(rows, row{fmt.Sprintf("kwok's kubelets in a quiet %s: Lease and Node writes to kube-apiserver; gridview's input log writes; view events to every watcher", hb.Window),
+			fmt.Sprintf("%.0f (%.1f/s) and %.0f; %.0f; %d", hb.LeaseWrites, hb.LeaseWrites/hb.Window.Seconds(), hb.NodeWrites, hb.LogWrites, hb.ViewEvents),
+			"no view event", verdict(hb.LeaseWrites > 0, hb.ViewEvents == 0)})
+	}
 	for _, rs := range r.Restarts {
 		rows = append(rows, restartRow(rs))
 	}

@@ -99,7 +99,7 @@ func startHarness(t *testing.T, logs string) (context.Context, Config, *Harness,
 		// The product's default: the scale figures include its cost.
 		RoutingMetricsInterval: 30 * time.Second, GridviewArgs: cfg.GridviewArgs,
 		// Replicas share their ServiceGrids in one etcd, as in a cluster.
-		ExternalGridviewEtcd: cfg.Replicas > 1})
+		ExternalGridviewEtcd: cfg.Replicas > 1, Workloads: cfg.Kubelets})
 	if err != nil {
 		startCancel()
 		t.Fatalf("starting the local control plane: %v", err)

@@ -113,6 +113,7 @@ type Watcher struct {
 	lists   atomic.Int64
 	watches atomic.Int64 // watches the server accepted
 	expired atomic.Int64 // 410s
+	events  atomic.Int64 // added, modified and deleted views
 	watched chan struct{}
 	once    sync.Once
 
@@ -297,6 +298,7 @@ func (w *Watcher) apply(ev *wireEvent) error {
 	defer w.mu.Unlock()
 	switch ev.Type {
 	case "ADDED", "MODIFIED", "DELETED":
+		w.events.Add(1)
 		w.rv = ev.Object.Metadata.ResourceVersion
 		if !w.c.ours(&ev.Object) {
 			return nil
