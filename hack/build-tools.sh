@@ -52,6 +52,13 @@ build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "${ROOT}/hack/tools" "${kube_l
 build kubectl k8s.io/kubernetes/cmd/kubectl "${ROOT}/hack/tools" "${kube_ldflags}"
 build helm helm.sh/helm/v3/cmd/helm "${ROOT}/hack/tools/helm" "${helm_ldflags}"
 build kwok sigs.k8s.io/kwok/cmd/kwok "${ROOT}/hack/tools/kwok" "-s -w"
-# kwok's configuration: its own stages for Nodes and Pods (hack/tools/kwok/stages).
-(cd "${ROOT}/hack/tools/kwok" && go run ./stages) > "${BIN_DIR}/kwok-stages.yaml.tmp"
-mv "${BIN_DIR}/kwok-stages.yaml.tmp" "${BIN_DIR}/kwok-stages.yaml"
+# kwok's configuration: its own stages for Nodes and Pods (hack/tools/kwok/stages),
+# written again when kwok's go.sum or the program changes.
+stages_want="stages@$(cat "${ROOT}/hack/tools/kwok/go.sum" "${ROOT}/hack/tools/kwok/stages/main.go" | sha256sum | cut -c1-16)"
+if [[ -f "${BIN_DIR}/kwok-stages.yaml" && "$(cat "${BIN_DIR}/.kwok-stages.version" 2>/dev/null)" == "${stages_want}" ]]; then
+  echo "build-tools: kwok-stages.yaml is up to date"
+else
+  (cd "${ROOT}/hack/tools/kwok" && go run ./stages) > "${BIN_DIR}/kwok-stages.yaml.tmp"
+  mv "${BIN_DIR}/kwok-stages.yaml.tmp" "${BIN_DIR}/kwok-stages.yaml"
+  echo "${stages_want}" > "${BIN_DIR}/.kwok-stages.version"
+fi

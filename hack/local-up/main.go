@@ -137,7 +137,7 @@ func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir s
 	}
 	var notReady error
 	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		notReady = localcluster.WorkloadsReady(ctx, client, demoNamespace)
+		notReady = localcluster.CheckWorkloads(ctx, client, demoNamespace)
 		return notReady == nil, nil
 	}); err != nil {
 		return fmt.Errorf("the demo's workloads: %w (%v; logs in %s)", err, notReady, displayPath(cluster.LogDir))

@@ -1,5 +1,6 @@
-// Tools module: builds the real control plane (etcd, kube-apiserver, kube-proxy)
-// used by `make run` and the end-to-end tests. It is kept apart from the main
+// Tools module: builds the real control plane (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kube-proxy, kubectl) used by
+// `make run` and the end-to-end tests. It is kept apart from the main
 // module because k8s.io/kubernetes only builds as a module with every staging
 // repository replaced by its release.
 module github.com/gridview/gridview/hack/tools

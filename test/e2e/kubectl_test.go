@@ -72,13 +72,13 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	}
 	mustKubectl(t, "apply", "-f", examples)
 	t.Cleanup(func() {
-		_, _ = kubectl(t, "delete", "namespace", "demo", "--wait=false")
+		deleteNamespaceFirst(t, "demo")
 		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5")
 	})
 	// kube-scheduler places the Deployments' Pods, kwok runs them, and the
 	// EndpointSlice controller writes them into their Services' slices.
 	eventually(t, 2*time.Minute, "the demo's Pods in their Services' EndpointSlices", func(ctx context.Context) error {
-		return localcluster.WorkloadsReady(ctx, kubeClient, "demo")
+		return localcluster.CheckWorkloads(ctx, kubeClient, "demo")
 	})
 
 	out := mustKubectl(t, "get", "sg", "-A")

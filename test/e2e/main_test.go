@@ -66,7 +66,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		return 1
 	}
-	if err := localcluster.Preflight(binDir); err != nil {
+	if err := localcluster.Preflight(binDir, true); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: cannot run the end-to-end suite: %v\n", err)
 		return 1
 	}

@@ -90,6 +90,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		deleteNamespaceFirst(t, ns)
 		_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
 	})
 	// The Service's Pod, which the EndpointSlice controller writes into
@@ -139,7 +140,8 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	// While SuperEdge's object is being deleted, a second run leaves it to
 	// the garbage collector, which takes its orphan finalizer off once no
 	// dependent references it; the test's own finalizer holds it meanwhile.
-	eventually(t, 30*time.Second, "the garbage collector orphaning SuperEdge's ServiceGrid's dependents", func(ctx context.Context) error {
+	// The collector finds a new CRD at its next discovery, every 30 s.
+	eventually(t, 90*time.Second, "the garbage collector orphaning SuperEdge's ServiceGrid's dependents", func(ctx context.Context) error {
 		grid, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -256,20 +258,20 @@ func runEchoPod(t *testing.T, ns, node string) (string, *discoveryv1.EndpointSli
 		if address = pod.Status.PodIP; address == "" {
 			return fmt.Errorf("echo-0 has no IP yet: %s", pod.Status.Phase)
 		}
-		slices, err := kubeClient.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=echo-svc"})
+		list, err := kubeClient.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=echo-svc"})
 		if err != nil {
 			return err
 		}
-		for i := range slices.Items {
-			for _, ep := range slices.Items[i].Endpoints {
-				if slices.Items[i].Labels[discoveryv1.LabelManagedBy] == "endpointslice-controller.k8s.io" &&
+		for i := range list.Items {
+			for _, ep := range list.Items[i].Endpoints {
+				if list.Items[i].Labels[discoveryv1.LabelManagedBy] == "endpointslice-controller.k8s.io" &&
 					ep.Addresses[0] == address && ptr.Deref(ep.Conditions.Ready, false) {
-					slice = &slices.Items[i]
+					slice = &list.Items[i]
 					return nil
 				}
 			}
 		}
-		return fmt.Errorf("no ready endpoint %s in %d slices", address, len(slices.Items))
+		return fmt.Errorf("no ready endpoint %s in %d slices", address, len(list.Items))
 	})
 	return address, slice
 }

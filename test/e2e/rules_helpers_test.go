@@ -60,6 +60,7 @@ func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
+			deleteNamespaceFirst(t, s.ns)
 			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
 		})
 	}
@@ -138,8 +139,8 @@ func (s ruleSite) applySlice(t *testing.T, service, distribution string, endpoin
 	}
 }
 
-// pod is one Pod of a Service the test runs, on a node of the site.
-type pod struct {
+// podOn is one Pod of a Service the test runs, on a node of the site.
+type podOn struct {
 	node  string
 	ready bool
 }
@@ -150,7 +151,7 @@ type pod struct {
 // kubelet would write after a failed readiness probe), and waits until the
 // EndpointSlice controller has written every one, ready or not. It returns
 // their IPs by node.
-func (s ruleSite) runPods(t *testing.T, service string, pods ...pod) map[string]string {
+func (s ruleSite) runPods(t *testing.T, service string, pods ...podOn) map[string]string {
 	t.Helper()
 	ctx := context.Background()
 	for _, p := range pods {
@@ -184,12 +185,12 @@ func (s ruleSite) runPods(t *testing.T, service string, pods ...pod) map[string]
 		}
 	}
 	eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
-		slices, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+		list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
 		if err != nil {
 			return err
 		}
 		ready := map[string]bool{}
-		for _, slice := range slices.Items {
+		for _, slice := range list.Items {
 			for _, ep := range slice.Endpoints {
 				for _, addr := range ep.Addresses {
 					ready[addr] = ptr.Deref(ep.Conditions.Ready, true)

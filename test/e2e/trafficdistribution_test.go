@@ -17,9 +17,14 @@ limitations under the License.
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A Service with spec.trafficDistribution is pruned centrally to the keys
@@ -43,23 +48,23 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	sameZone := corev1.ServiceTrafficDistributionPreferSameZone
 	services := []struct {
 		name, distribution string
-		pods               []pod
+		pods               []podOn
 		// want and view are the nodes whose Pods kube-proxy routes to and
 		// the view holds.
 		want, view []string
 		rule       string
 	}{
-		{name: "node-local", distribution: sameNode, pods: []pod{{"z1a", true}, {"z1b", true}, {"z2a", true}},
+		{name: "node-local", distribution: sameNode, pods: []podOn{{"z1a", true}, {"z1b", true}, {"z2a", true}},
 			want: []string{"z1a"}, view: []string{"z1a"}, rule: "Ordered(kubernetes.io/hostname) Native(PreferSameNode)"},
 		// The node's own Pod is not ready: its zone takes over.
-		{name: "node-to-zone", distribution: sameNode, pods: []pod{{"z1a", false}, {"z1b", true}, {"z2a", true}},
+		{name: "node-to-zone", distribution: sameNode, pods: []podOn{{"z1a", false}, {"z1b", true}, {"z2a", true}},
 			want: []string{"z1b"}, view: []string{"z1a", "z1b"}, rule: "Ordered(" + zoneKey + ") Native(PreferSameNode)"},
 		// Neither the node nor its zone has a ready Pod: every ready one.
-		{name: "node-to-cluster", distribution: sameNode, pods: []pod{{"z1b", false}, {"z2a", true}},
+		{name: "node-to-cluster", distribution: sameNode, pods: []podOn{{"z1b", false}, {"z2a", true}},
 			want: []string{"z2a"}},
-		{name: "zone-local", distribution: sameZone, pods: []pod{{"z1a", true}, {"z1b", true}, {"z2a", true}},
+		{name: "zone-local", distribution: sameZone, pods: []podOn{{"z1a", true}, {"z1b", true}, {"z2a", true}},
 			want: []string{"z1a", "z1b"}, view: []string{"z1a", "z1b"}, rule: "Ordered(" + zoneKey + ") Native(PreferSameZone)"},
-		{name: "zone-to-cluster", distribution: sameZone, pods: []pod{{"z1b", false}, {"z2a", true}},
+		{name: "zone-to-cluster", distribution: sameZone, pods: []podOn{{"z1b", false}, {"z2a", true}},
 			want: []string{"z2a"}, view: []string{"z1b", "z2a"}, rule: "Ordered(*) Native(PreferSameZone)"},
 	}
 	ips := map[string]map[string]string{}
@@ -77,7 +82,24 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 		service.Annotations[corev1.AnnotationTopologyMode] = "Auto"
 		service.Spec.Selector = map[string]string{"app": "auto"}
 	})
-	ips["auto"] = s.runPods(t, "auto", pod{"z1a", true}, pod{"z1b", true}, pod{"z2a", true})
+	ips["auto"] = s.runPods(t, "auto", podOn{"z1a", true}, podOn{"z1b", true}, podOn{"z2a", true})
+	// The controller gives topology-mode Auto's hints only while every
+	// Ready Node of the cluster has a zone and CPUs: another test's Node
+	// left behind would take them away.
+	eventually(t, 30*time.Second, "the EndpointSlice controller's zone hints for auto", func(ctx context.Context) error {
+		list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=auto"})
+		if err != nil {
+			return err
+		}
+		for _, slice := range list.Items {
+			for _, ep := range slice.Endpoints {
+				if ep.Hints == nil || len(ep.Hints.ForZones) == 0 {
+					return fmt.Errorf("endpoint %v has no zone hint (is every Ready Node zoned? kubectl get nodes -L %s)", ep.Addresses, zoneKey)
+				}
+			}
+		}
+		return nil
+	})
 	addresses := func(service string, nodes ...string) []string {
 		var out []string
 		for _, node := range nodes {

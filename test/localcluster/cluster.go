@@ -89,7 +89,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
-	if err := Preflight(opts.BinDir); err != nil {
+	if err := Preflight(opts.BinDir, opts.Workloads); err != nil {
 		return nil, err
 	}
 	if err := opts.createDirs(); err != nil {

@@ -54,9 +54,9 @@ var kubeProxyArgs = []string{
 	// healthz does not listen on the node's address (default 0.0.0.0).
 	"--metrics-bind-address", "127.0.0.1:10249",
 	"--healthz-bind-address", "127.0.0.1:10256",
-	// No pods run here; a pod range, as a real node has, only keeps
-	// kube-proxy from warning that it cannot tell local traffic apart.
-	"--cluster-cidr", "10.244.0.0/16",
+	// The cluster's pod range, as a real node has: it keeps kube-proxy from
+	// warning that it cannot tell local traffic apart.
+	"--cluster-cidr", PodCIDR,
 	"--v=2",
 }
 
@@ -111,8 +111,8 @@ func NodePreflight(binDir string) error {
 }
 
 // SetNodeInternalIP sets the InternalIP of Node name's status to ip, which
-// kube-proxy waits for before it programs anything (there is no kubelet
-// here to report it).
+// kube-proxy waits for before it programs anything: the namespace's address,
+// which no simulated kubelet knows.
 func (c *Cluster) SetNodeInternalIP(ctx context.Context, name string, ip netip.Addr) error {
 	client, err := kubernetes.NewForConfig(c.AdminConfig)
 	if err != nil {

@@ -187,16 +187,21 @@ func isModuleRoot(goMod string) bool {
 const kwokStages = "kwok-stages.yaml"
 
 // Preflight reports, in one error, everything missing to run a local cluster
-// from binDir, with the command that fixes each problem.
-func Preflight(binDir string) error {
+// from binDir, with Options.Workloads when workloads is set, with the
+// command that fixes each problem.
+func Preflight(binDir string, workloads bool) error {
 	var problems []error
-	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kwok"} {
+	tools := []string{"etcd", "kube-apiserver", "kube-proxy"}
+	if workloads {
+		tools = append(tools, "kube-controller-manager", "kube-scheduler", "kwok")
+		if !isRegular(filepath.Join(binDir, kwokStages)) {
+			problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", kwokStages, binDir))
+		}
+	}
+	for _, tool := range tools {
 		if !isExecutable(filepath.Join(binDir, tool)) {
 			problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", tool, binDir))
 		}
-	}
-	if !isRegular(filepath.Join(binDir, kwokStages)) {
-		problems = append(problems, fmt.Errorf("%s not found in %s: run `make tools`", kwokStages, binDir))
 	}
 	if root, err := FindRepoRoot(); err != nil {
 		problems = append(problems, err)

@@ -48,10 +48,10 @@ const (
 var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 
 // registerGridview makes the aggregator route topology.gridview.io to the
-// replicas' namespace addresses: a selector-less Service (no kubelet runs
-// pods here) whose EndpointSlice and Endpoints syncGridviewEndpoints writes
-// by hand, and the APIService from artifacts/deploy trusting the run's
-// serving CA.
+// replicas' namespace addresses: a selector-less Service (gridview-apiserver
+// runs outside any Pod here) whose EndpointSlice and Endpoints
+// syncGridviewEndpoints writes by hand, and the APIService from
+// artifacts/deploy trusting the run's serving CA.
 func (c *Cluster) registerGridview(ctx context.Context) error {
 	client, err := c.quietAdminClient()
 	if err != nil {
@@ -118,7 +118,10 @@ func (c *Cluster) syncGridviewEndpoints() error {
 		return fmt.Errorf("applying EndpointSlice %s/%s: %w", gridviewNamespace, gridviewServiceName, err)
 	}
 
-	endpoints := corev1ac.Endpoints(gridviewServiceName, gridviewNamespace)
+	// The slice above is the Service's: kube-controller-manager must not
+	// mirror the Endpoints into a second one, which would lag behind.
+	endpoints := corev1ac.Endpoints(gridviewServiceName, gridviewNamespace).
+		WithLabels(map[string]string{discoveryv1.LabelSkipMirror: "true"})
 	if len(ips) > 0 {
 		subset := corev1ac.EndpointSubset().
 			WithPorts(corev1ac.EndpointPort().WithName(portName).WithProtocol(corev1.ProtocolTCP).WithPort(gridviewPort))

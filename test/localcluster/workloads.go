@@ -19,6 +19,7 @@ package localcluster
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -51,28 +52,20 @@ const (
 // hints, garbage collection, namespaces, node CIDRs and lifecycle),
 // kube-scheduler, and kwok, which plays every Node's kubelet: it renews the
 // Node's Lease, keeps its status and runs the Pods bound to it, with an IP
-// of the Node's podCIDR.
+// of the Node's podCIDR once kube-controller-manager has given it one.
 func (c *Cluster) startWorkloads(ctx context.Context) error {
-	p := c.pki
-	err := c.startComponent(ctx, "kube-controller-manager", func(port int) []string {
-		return []string{
-			"--allocate-node-cidrs", "--cluster-cidr", PodCIDR, "--node-cidr-mask-size", "24",
-			"--service-cluster-ip-range", serviceClusterRange,
-			"--service-account-private-key-file", p.ServiceAccountKey,
-			"--root-ca-file", p.CACert,
-			"--secure-port", strconv.Itoa(port),
-		}
-	}, func(p *Process) { c.controllerManager = p })
-	if err != nil {
+	if err := c.StartControllerManager(ctx); err != nil {
 		return err
 	}
-	err = c.startComponent(ctx, "kube-scheduler", func(port int) []string {
+	err := c.startComponent(ctx, "kube-scheduler", func(port int) []string {
 		return []string{"--secure-port", strconv.Itoa(port)}
 	}, func(p *Process) { c.scheduler = p })
 	if err != nil {
 		return err
 	}
-	proc, err := c.launch("kwok", []string{filepath.Join(c.opts.BinDir, "kwok"),
+	// KWOK_WORKDIR: kwok would read ~/.kwok/kwok.yaml first.
+	proc, err := c.launch("kwok", []string{"env", "KWOK_WORKDIR=" + filepath.Join(c.opts.WorkDir, "kwok"),
+		filepath.Join(c.opts.BinDir, "kwok"),
 		"--kubeconfig", c.AdminKubeconfig,
 		"--config", filepath.Join(c.opts.BinDir, kwokStages),
 		"--manage-all-nodes=true",
@@ -81,19 +74,51 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// kube-controller-manager works once the default ServiceAccount of a
-	// new namespace exists; kwok once it has made a Node Ready.
 	client, err := kubernetes.NewForConfig(c.AdminConfig)
 	if err != nil {
 		return err
 	}
-	if err := waitFor(ctx, time.Minute, c.controllerManager, "kube-controller-manager's ServiceAccount controller", func(ctx context.Context) error {
-		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}); err != nil {
+	return c.waitKwok(ctx, client, proc)
+}
+
+// StartControllerManager runs kube-controller-manager and returns once it
+// works: once the default ServiceAccount exists, which its ServiceAccount
+// controller makes. Start runs it with Options.Workloads; a test that
+// stopped it (StopControllerManager) starts it again.
+func (c *Cluster) StartControllerManager(ctx context.Context) error {
+	certs := c.pki
+	err := c.startComponent(ctx, "kube-controller-manager", func(port int) []string {
+		return []string{
+			"--allocate-node-cidrs", "--cluster-cidr", PodCIDR, "--node-cidr-mask-size", "24",
+			"--service-cluster-ip-range", serviceClusterRange,
+			"--service-account-private-key-file", certs.ServiceAccountKey,
+			"--root-ca-file", certs.CACert,
+			"--secure-port", strconv.Itoa(port),
+		}
+	}, func(p *Process) { c.controllerManager = p })
+	if err != nil {
 		return err
 	}
-	return c.waitKwok(ctx, client, proc)
+	client, err := kubernetes.NewForConfig(c.AdminConfig)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, time.Minute, c.controllerManager, "kube-controller-manager's ServiceAccount controller", func(ctx context.Context) error {
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+// StopControllerManager stops kube-controller-manager, its garbage
+// collector among its controllers, until StartControllerManager.
+func (c *Cluster) StopControllerManager() error {
+	c.mu.Lock()
+	proc := c.controllerManager
+	c.mu.Unlock()
+	if proc == nil {
+		return errors.New("kube-controller-manager is not running: start the cluster with Options.Workloads")
+	}
+	return proc.Stop()
 }
 
 // startComponent runs kube-controller-manager or kube-scheduler as the
@@ -153,11 +178,11 @@ func (c *Cluster) waitKwok(ctx context.Context, client kubernetes.Interface, pro
 	})
 }
 
-// WorkloadsReady reports, as an error naming what is missing, whether every
+// CheckWorkloads reports, as an error naming what is missing, whether every
 // Deployment of namespace has all its replicas updated and ready, and the
 // EndpointSlice controller has written every ready Pod as a ready endpoint
 // of each Service that selects it.
-func WorkloadsReady(ctx context.Context, client kubernetes.Interface, namespace string) error {
+func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace string) error {
 	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -187,12 +212,12 @@ func WorkloadsReady(ctx context.Context, client kubernetes.Interface, namespace 
 				want.Insert(pod.Status.PodIP)
 			}
 		}
-		slices, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
+		list, err := client.DiscoveryV1().EndpointSlices(namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc.Name})
 		if err != nil {
 			return err
 		}
 		got := sets.New[string]()
-		for _, slice := range slices.Items {
+		for _, slice := range list.Items {
 			for _, ep := range slice.Endpoints {
 				if ptr.Deref(ep.Conditions.Ready, true) {
 					got.Insert(ep.Addresses...)

@@ -67,6 +67,10 @@ func (m *Model) NodeObject(i int) *corev1.Node {
 		corev1.LabelInstanceTypeStable: "edge.medium",
 	})
 	ip := fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff)
+	// A /24 of its own inside the cluster's pod range (localcluster.PodCIDR,
+	// 100.64.0.0/10), which kube-controller-manager's node IPAM accepts
+	// when it runs (SCALE_KUBELETS=kwok).
+	podCIDR := fmt.Sprintf("100.%d.%d.0/24", 64+i>>8&0x3f, i&0xff)
 	resources := corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8005040Ki"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("61255492Ki"), corev1.ResourcePods: resource.MustParse("110"),
@@ -82,7 +86,7 @@ func (m *Model) NodeObject(i int) *corev1.Node {
 			"volumes.kubernetes.io/controller-managed-attach-detach": "true",
 			"kubeadm.alpha.kubernetes.io/cri-socket":                 "unix:///run/containerd/containerd.sock",
 		}},
-		Spec: corev1.NodeSpec{PodCIDR: "10.244.0.0/24", PodCIDRs: []string{"10.244.0.0/24"}},
+		Spec: corev1.NodeSpec{PodCIDR: podCIDR, PodCIDRs: []string{podCIDR}},
 		Status: corev1.NodeStatus{
 			Capacity: resources, Allocatable: resources,
 			Conditions: []corev1.NodeCondition{

@@ -170,7 +170,7 @@ func (r *Results) rows() []row {
 	}
 	rows = append(rows, etcdRows(r.Etcd)...)
 	if hb := r.Heartbeats; hb != nil {
-		rows = append(rows, row{fmt.Sprintf("kwok's kubelets in a quiet %s: Lease and Node writes to kube-apiserver; gridview's input log writes; view events to every watcher", hb.Window),
+		rows = append(rows, row{fmt.Sprintf("kwok's kubelets in a quiet %s (a Lease renewed every 10 s, Node status every 10 to 20 min): Lease and Node writes to kube-apiserver; gridview's input log writes; view events to every watcher", hb.Window),
 			fmt.Sprintf("%.0f (%.1f/s) and %.0f; %.0f; %d", hb.LeaseWrites, hb.LeaseWrites/hb.Window.Seconds(), hb.NodeWrites, hb.LogWrites, hb.ViewEvents),
 			"no view event", verdict(hb.LeaseWrites > 0, hb.ViewEvents == 0)})
 	}

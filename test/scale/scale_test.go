@@ -82,7 +82,7 @@ func startHarness(t *testing.T, logs string) (context.Context, Config, *Harness,
 	if binDir == "" {
 		binDir = filepath.Join(root, "_output", "bin")
 	}
-	if err := localcluster.Preflight(binDir); err != nil {
+	if err := localcluster.Preflight(binDir, cfg.Kubelets); err != nil {
 		t.Fatalf("the scale harness needs a local control plane; run it as root with `make scale` (or `make tools build` first): %v", err)
 	}
 	logDir := filepath.Join(root, "_output", logs)

@@ -57,8 +57,8 @@ func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string 
 func SliceName(service string) string { return service + "-x" }
 
 // WriteEndpointSlice creates or replaces the one EndpointSlice of a Service
-// in ns, SliceName(service), with ready endpoints by address on nodes: no
-// EndpointSlice controller runs on the test clusters.
+// in ns, SliceName(service), with ready endpoints by address on nodes, for
+// a Service without a selector: a shape or an address no Pod would give.
 func WriteEndpointSlice(t testing.TB, client kubernetes.Interface, ns, service string, endpoints map[string]string) {
 	t.Helper()
 	WriteNamedEndpointSlice(t, client, ns, service, SliceName(service), endpoints)

@@ -72,7 +72,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "ha: %v\n", err)
 		return 1
 	}
-	if err := localcluster.Preflight(binDir); err != nil {
+	if err := localcluster.Preflight(binDir, false); err != nil {
 		fmt.Fprintf(os.Stderr, "ha: cannot run the end-to-end suite: %v\n", err)
 		return 1
 	}
