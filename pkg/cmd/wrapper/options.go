@@ -76,7 +76,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the cluster, reached through kube-apiserver; empty: the in-cluster configuration.")
 	fs.StringVar(&o.NodeName, "node-name", o.NodeName, "Name of the Node this wrapper serves kube-proxy for (required).")
-	fs.StringVar(&o.Listen, "listen", o.Listen, "Address kube-proxy reaches the wrapper at, plain HTTP: keep it on loopback.")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "Address kube-proxy reaches the wrapper at, over TLS (see --client-credentials-dir): keep it on loopback.")
 	fs.StringVar(&o.CacheDir, "cache-dir", o.CacheDir, "Directory where the last state is kept, to serve kube-proxy through WAN outages and restarts.")
 	fs.StringVar(&o.KubernetesEndpoint, "kubernetes-endpoint", o.KubernetesEndpoint,
 		"<ip>:<port> of an edge-local API server that replaces, for this node's kube-proxy, the endpoints of the default/kubernetes Service; "+
