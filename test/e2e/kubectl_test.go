@@ -72,7 +72,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	}
 	mustKubectl(t, "apply", "-f", examples)
 	t.Cleanup(func() {
-		deleteNamespaceFirst(t, "demo")
+		deleteNamespaceAndWait(t, "demo", 90*time.Second)
 		_, _ = kubectl(t, "delete", "nodes", "edge-1", "edge-2", "edge-3", "edge-4", "edge-5")
 	})
 	// kube-scheduler places the Deployments' Pods, kwok runs them, and the

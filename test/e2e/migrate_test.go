@@ -90,7 +90,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		deleteNamespaceFirst(t, ns)
+		deleteNamespaceAndWait(t, ns, 90*time.Second)
 		_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
 	})
 	// The Service's Pod, which the EndpointSlice controller writes into
@@ -239,13 +239,7 @@ func installSuperEdgeCRD(t *testing.T) dynamic.Interface {
 func runEchoPod(t *testing.T, ns, node string) (string, *discoveryv1.EndpointSlice) {
 	t.Helper()
 	ctx := context.Background()
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "echo-0", Labels: map[string]string{"app": "echo"}},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
-			Name: "echo", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-		}}},
-	}
-	if _, err := kubeClient.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Pods(ns).Create(ctx, podOnNode("echo-0", "echo", node), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var address string

@@ -60,7 +60,7 @@ func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			deleteNamespaceFirst(t, s.ns)
+			deleteNamespaceAndWait(t, s.ns, 90*time.Second)
 			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
 		})
 	}
@@ -155,13 +155,7 @@ func (s ruleSite) runPods(t *testing.T, service string, pods ...podOn) map[strin
 	t.Helper()
 	ctx := context.Background()
 	for _, p := range pods {
-		object := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: service + "-" + p.node, Labels: map[string]string{"app": service}},
-			Spec: corev1.PodSpec{NodeName: s.node(p.node), Containers: []corev1.Container{{
-				Name: "web", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53", Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-			}}},
-		}
-		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, object, metav1.CreateOptions{}); err != nil {
+		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, podOnNode(service+"-"+p.node, service, s.node(p.node)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,36 +45,36 @@ import (
 // Pods of its unit.
 func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 	ctx := context.Background()
-	ns := testNamespace(t)
-	nodes, unitOf := workloadSite(t, ns, "a", "a", "a", "b", "b", "b")
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"},
-			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080)}}},
-	}
-	if _, err := kubeClient.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(ns, 30), metav1.CreateOptions{}); err != nil {
+	s := newRuleSite(t, map[string]map[string]string{
+		"a0": {unitKey: "a"}, "a1": {unitKey: "a"}, "a2": {unitKey: "a"},
+		"b0": {unitKey: "b"}, "b1": {unitKey: "b"}, "b2": {unitKey: "b"},
+	})
+	ns, unitA := s.ns, s.unit("a")
+	s.createService(t, "web", func(svc *corev1.Service) {
+		svc.Annotations[topology.AnnotationTopologyKeys] = `["` + unitKey + `"]`
+		svc.Spec.Selector = map[string]string{"app": "web"}
+		svc.Spec.Ports[0].TargetPort = intstr.FromInt32(8080)
+	})
+	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(30, unitA, s.unit("b")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, "30 Pods in the Service's EndpointSlices", func(ctx context.Context) error {
 		return localcluster.CheckWorkloads(ctx, kubeClient, ns)
 	})
 
-	n := nodeNetns(t, nodes[0])
+	n := nodeNetns(t, s.node("a0"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
-	pods := podsByIP(t, ns, unitOf)
-	expectProgrammed(t, n, proc, ns, "web", 80, readyIn(pods, "a"))
+	pods := podsByIP(t, s)
+	expectProgrammed(t, n, proc, ns, "web", 80, readyIn(pods, unitA))
 
 	mustKubectl(t, "rollout", "restart", "deployment/web", "-n", ns)
 	clusterIP := netip.MustParseAddr(mustService(t, ns, "web").Spec.ClusterIP)
-	last := readyIn(pods, "a")
+	last := readyIn(pods, unitA)
 	changes := 0
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		rolled := localcluster.CheckWorkloads(ctx, kubeClient, ns) == nil && rolledOut(t, ns)
+		rolled := localcluster.CheckWorkloads(ctx, kubeClient, ns) == nil
 		ruleset, err := n.NftRuleset(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +85,7 @@ func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 		}
 		// Pods listed after the ruleset was read: every Pod it names
 		// has been seen, whatever happened to it since.
-		for ip, pod := range podsByIP(t, ns, unitOf) {
+		for ip, pod := range podsByIP(t, s) {
 			pods[ip] = pod
 		}
 		if !slices.Equal(routed, last) {
@@ -94,18 +94,18 @@ func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 				t.Fatalf("change %d: %s routes web nowhere while unit a runs Pods", changes, n.NodeName)
 			}
 			for _, ip := range routed {
-				if pod, ok := pods[ip]; !ok || pod.unit != "a" {
+				if pod, ok := pods[ip]; !ok || pod.unit != unitA {
 					t.Fatalf("change %d: %s routes web to %s, a Pod of unit %q (all: %v)", changes, n.NodeName, ip, pod.unit, routed)
 				}
 			}
 			last = routed
 		}
-		if rolled && slices.Equal(routed, readyIn(podsByIP(t, ns, unitOf), "a")) {
+		if rolled && slices.Equal(routed, readyIn(podsByIP(t, s), unitA)) {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after 3 minutes the rollout is not over or %s routes web to %v, its unit's ready Pods being %v (kube-proxy log: %s)",
-				n.NodeName, routed, readyIn(podsByIP(t, ns, unitOf), "a"), proc.LogFile)
+				n.NodeName, routed, readyIn(podsByIP(t, s), unitA), proc.LogFile)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -117,78 +117,51 @@ func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 	t.Logf("%s followed the rollout through %d changes of its ruleset", n.NodeName, changes)
 }
 
-// deleteNamespaceFirst deletes ns and waits until it is gone, before a
-// cleanup deletes the Nodes its Pods ran on: kwok runs no Pod of a deleted
-// Node, whose Pods would then stay until kube's Pod garbage collection.
-func deleteNamespaceFirst(t *testing.T, ns string) {
+// deleteNamespaceAndWait deletes ns and waits, at most timeout, until it is
+// gone. Cleanups call it before they delete the Nodes the namespace's Pods
+// ran on: kwok runs no Pod of a deleted Node, whose Pods would then stay
+// until kube's Pod garbage collection.
+func deleteNamespaceAndWait(t *testing.T, ns string, timeout time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	if err := kubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+	err := kubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
 		return
 	}
-	eventually(t, 90*time.Second, "namespace "+ns+" gone", func(ctx context.Context) error {
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, timeout, "namespace "+ns+" gone", func(ctx context.Context) error {
 		if _, err := kubeClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there: %v", err)
 		}
 		return nil
 	})
-}
-
-// workloadSite creates a Node in each of units (of the test's own names)
-// for the test's workloads, with the hostname label kubelet sets, and
-// returns their names and the unit of each.
-func workloadSite(t *testing.T, ns string, units ...string) ([]string, map[string]string) {
-	t.Helper()
-	unitOf := map[string]string{}
-	var nodes []string
-	for i, unit := range units {
-		name := fmt.Sprintf("%s-%s%d", ns, unit, i)
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			unitKey: ns + "-" + unit, corev1.LabelHostname: name, "e2e.gridview.io/site": ns,
-		}}}
-		if _, err := kubeClient.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			deleteNamespaceFirst(t, ns)
-			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-		})
-		unitOf[name], nodes = unit, append(nodes, name)
-	}
-	return nodes, unitOf
 }
 
 // A deleted namespace with a Deployment and a ServiceGrid is gone within a
 // minute, as in any cluster, and so are its views.
 func TestADeletedNamespaceGoes(t *testing.T) {
 	ctx := context.Background()
-	ns := testNamespace(t)
-	nodes, _ := workloadSite(t, ns, "a", "a")
+	s := newRuleSite(t, map[string]map[string]string{"a0": {unitKey: "a"}, "a1": {unitKey: "a"}})
+	ns, node := s.ns, s.node("a0")
 	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("web"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(ns, 4), metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(4, s.unit("a")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "the ServiceGrid's Service routing to the Deployment's Pods", func(ctx context.Context) error {
 		if err := localcluster.CheckWorkloads(ctx, kubeClient, ns); err != nil {
 			return err
 		}
-		addresses, err := framework.ServiceAddresses(ctx, gridview, ns, nodes[0], "web-svc")
+		addresses, err := framework.ServiceAddresses(ctx, gridview, ns, node, "web-svc")
 		if err == nil && len(addresses) != 4 {
-			err = fmt.Errorf("%s routes web-svc to %v", nodes[0], addresses)
+			err = fmt.Errorf("%s routes web-svc to %v", node, addresses)
 		}
 		return err
 	})
-	if err := kubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, time.Minute, "namespace "+ns+" gone", func(ctx context.Context) error {
-		if _, err := kubeClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
-		}
-		return nil
-	})
+	deleteNamespaceAndWait(t, ns, time.Minute)
 	eventually(t, 10*time.Second, "no view of the deleted namespace", func(ctx context.Context) error {
 		views, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{})
 		if err == nil && len(views.Items) != 0 {
@@ -198,9 +171,9 @@ func TestADeletedNamespaceGoes(t *testing.T) {
 	})
 }
 
-// webDeployment runs replicas Pods labelled app=web on the nodes of the
-// test's site, spread evenly over its units.
-func webDeployment(ns string, replicas int32) *appsv1.Deployment {
+// webDeployment runs replicas Pods labelled app=web on the nodes of units,
+// spread evenly over them.
+func webDeployment(replicas int32, units ...string) *appsv1.Deployment {
 	labels := map[string]string{"app": "web"}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -210,28 +183,50 @@ func webDeployment(ns string, replicas int32) *appsv1.Deployment {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{"e2e.gridview.io/site": ns},
+					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: unitKey, Operator: corev1.NodeSelectorOpIn, Values: units}},
+						}}},
+					}},
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
 						MaxSkew: 1, TopologyKey: unitKey, WhenUnsatisfiable: corev1.DoNotSchedule,
 						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
 					}},
-					Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53",
-						Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}},
+					Containers: []corev1.Container{echoContainer()},
 				},
 			},
 		},
 	}
 }
 
+// echoContainer is the one container of every Pod the tests run: kwok runs
+// none of it, and its port is what the Services target.
+func echoContainer() corev1.Container {
+	return corev1.Container{Name: "echo", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53",
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}
+}
+
+// podOnNode is a Pod labelled app=app, bound to node without the scheduler.
+func podOnNode(name, app, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": app}},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{echoContainer()}},
+	}
+}
+
 type sitePod struct {
-	unit  string
+	unit  string // the value of its Node's unitKey label
 	ready bool
 }
 
-// podsByIP maps the namespace's Pods with an IP to their unit and readiness.
-func podsByIP(t *testing.T, ns string, unitOf map[string]string) map[string]sitePod {
+// podsByIP maps the site's Pods with an IP to their unit and readiness.
+func podsByIP(t *testing.T, s ruleSite) map[string]sitePod {
 	t.Helper()
-	list, err := kubeClient.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	unitOf := map[string]string{}
+	for name, labels := range s.nodes {
+		unitOf[s.node(name)] = labels[unitKey]
+	}
+	list, err := kubeClient.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,9 +235,7 @@ func podsByIP(t *testing.T, ns string, unitOf map[string]string) map[string]site
 		if pod.Status.PodIP == "" {
 			continue
 		}
-		ready := pod.DeletionTimestamp == nil && slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
-			return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
-		})
+		ready := pod.DeletionTimestamp == nil && localcluster.PodReady(&pod)
 		out[pod.Status.PodIP] = sitePod{unit: unitOf[pod.Spec.NodeName], ready: ready}
 	}
 	return out
@@ -258,15 +251,4 @@ func readyIn(pods map[string]sitePod, unit string) []string {
 	}
 	slices.Sort(ips)
 	return ips
-}
-
-// rolledOut reports whether Deployment web has replaced every old Pod.
-func rolledOut(t *testing.T, ns string) bool {
-	t.Helper()
-	d, err := kubeClient.AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == *d.Spec.Replicas &&
-		d.Status.Replicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas
 }

@@ -179,9 +179,9 @@ func (c *Cluster) waitKwok(ctx context.Context, client kubernetes.Interface, pro
 }
 
 // CheckWorkloads reports, as an error naming what is missing, whether every
-// Deployment of namespace has all its replicas updated and ready, and the
-// EndpointSlice controller has written every ready Pod as a ready endpoint
-// of each Service that selects it.
+// Deployment of namespace has all its replicas updated, ready and available
+// and no old one left, and the EndpointSlice controller has written every
+// ready Pod as a ready endpoint of each Service that selects it.
 func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace string) error {
 	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -189,9 +189,10 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 	}
 	for _, d := range deployments.Items {
 		want := ptr.Deref(d.Spec.Replicas, 1)
-		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want || d.Status.Replicas != want {
-			return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated, %d ready, %d in all", namespace, d.Name,
-				d.Status.UpdatedReplicas, want, d.Status.ReadyReplicas, d.Status.Replicas)
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != want || d.Status.ReadyReplicas != want ||
+			d.Status.AvailableReplicas != want || d.Status.Replicas != want {
+			return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated, %d ready, %d available, %d in all", namespace, d.Name,
+				d.Status.UpdatedReplicas, want, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.Replicas)
 		}
 	}
 	services, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
@@ -208,7 +209,7 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 		}
 		want := sets.New[string]()
 		for _, pod := range pods.Items {
-			if pod.DeletionTimestamp == nil && pod.Status.PodIP != "" && podReady(&pod) {
+			if pod.DeletionTimestamp == nil && pod.Status.PodIP != "" && PodReady(&pod) {
 				want.Insert(pod.Status.PodIP)
 			}
 		}
@@ -231,7 +232,9 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 	return nil
 }
 
-func podReady(pod *corev1.Pod) bool {
+// PodReady reports whether pod's Ready condition is true, as kubelet last
+// wrote it.
+func PodReady(pod *corev1.Pod) bool {
 	for _, condition := range pod.Status.Conditions {
 		if condition.Type == corev1.PodReady {
 			return condition.Status == corev1.ConditionTrue
