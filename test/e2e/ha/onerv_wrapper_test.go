@@ -97,9 +97,10 @@ func onceEach(counts map[string]float64) bool {
 // hostWrapper is gridview-wrapper on the host, reading the cluster as its
 // admin.
 type hostWrapper struct {
-	listen   string
-	cacheDir string
-	proc     *localcluster.Process
+	listen string
+	// client reaches it as kube-proxy does, with its token and certificate.
+	client *http.Client
+	proc   *localcluster.Process
 }
 
 // startHostWrapper runs gridview-wrapper for node with flags added and
@@ -111,15 +112,20 @@ func startHostWrapper(t *testing.T, node string, flags ...string) hostWrapper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := hostWrapper{listen: l.Addr().String(), cacheDir: t.TempDir()}
+	w := hostWrapper{listen: l.Addr().String()}
 	l.Close()
-	proc, err := cluster.StartWrapper(context.Background(), node, w.listen, w.cacheDir, flags...)
+	cacheDir := t.TempDir()
+	proc, err := cluster.StartWrapper(context.Background(), node, w.listen, cacheDir, flags...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.proc = proc
 	// Before t.TempDir removes the cache directory.
 	t.Cleanup(func() { _ = proc.Stop() })
+	// Ready, it has written its credentials.
+	if w.client, err = localcluster.WrapperClient(wrapper.ClientCredentialsDir(cacheDir)); err != nil {
+		t.Fatal(err)
+	}
 	return w
 }
 
@@ -129,11 +135,7 @@ func (w hostWrapper) get(ctx context.Context, path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := localcluster.WrapperClient(wrapper.ClientCredentialsDir(w.cacheDir))
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
+	resp, err := w.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
