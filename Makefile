@@ -1,4 +1,4 @@
-# gridview — make targets. `make run` and `make test` are the two that matter;
+# gridview — make targets. `make run`, `make test` (before a commit) and `make test-all`
 # update-*/verify-* come in pairs.
 
 SHELL := /usr/bin/env bash
@@ -12,11 +12,11 @@ E2E_TIMEOUT ?= 30m
 # duration, which races go1.26's fuzz coordinator at its deadline and fails
 # with "context deadline exceeded" (go.dev/issue/75804).
 FUZZ_TIME ?= 20000x
-# How long make soak churns (make test runs the soak for 20 s).
+# How long make soak churns (make test-all runs the soak for 20 s).
 SOAK_DURATION ?= 5m
 
-.PHONY: all build lint-chart images push verify-images prereqs tools run test test-unit test-fuzz test-e2e test-scale soak scale scale-baseline bench \
-	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet clean
+.PHONY: all build lint-chart images push verify-images prereqs tools lint-tools run test test-all test-unit test-fuzz test-e2e test-e2e-ha test-scale soak scale scale-baseline bench \
+	generate update verify update-codegen verify-codegen update-gofmt verify-gofmt verify-vet verify-lint verify-structured-logging update-mod-tidy verify-mod-tidy clean
 
 all: build
 
@@ -62,9 +62,14 @@ prereqs:
 	hack/prereqs.sh
 
 ## tools: build etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and
-## kubectl v1.37.2, helm v3.22.0 and kwok v0.8.0, from the Go module proxy (once).
+## kubectl v1.37.2, helm v3.22.0, kwok v0.8.0, golangci-lint v2.15.0 and logcheck v0.11.0,
+## from the Go module proxy (once).
 tools:
 	hack/build-tools.sh
+
+## lint-tools: build only what verify needs: golangci-lint v2.15.0 and logcheck v0.11.0.
+lint-tools:
+	hack/build-tools.sh golangci-lint logcheck
 
 ## run: start a local cluster (control plane, kwok's simulated kubelets, gridview-apiserver) with
 ## a demo; Ctrl-C stops it.
@@ -72,12 +77,20 @@ run: prereqs tools build images
 	go build -o $(BIN_DIR)/local-up ./hack/local-up
 	$(BIN_DIR)/local-up --bin-dir $(BIN_DIR)
 
-## test: helm lint of the chart, unit tests (with -race), the fuzz targets for a bounded time and the
-## end-to-end suite against a real control plane.
-test: prereqs lint-chart test-unit test-fuzz verify-images test-e2e test-scale
+## test: what a contributor runs before a commit, about 10 minutes warm on two cores:
+## verify, the unit tests with -race and the core end-to-end suite, all with -short (each
+## randomized oracle test runs one seed; the e2e tests that wait out kube-proxy's and the
+## wrapper's timers through an outage, and the soak, are left to test-all).
+test: SHORT := -short
+test: prereqs verify test-unit test-e2e
+
+## test-all: everything, as .ci/run runs it: verify, helm lint of the chart, the unit tests
+## with every seed, the fuzz targets, reproducible images, the whole end-to-end suite, the HA
+## suite and the scale harness at edge-1k.
+test-all: prereqs verify lint-chart test-unit test-fuzz verify-images test-e2e test-e2e-ha test-scale
 
 test-unit:
-	go test -race -count=1 $(UNIT_PACKAGES)
+	go test -race -count=1 $(SHORT) $(UNIT_PACKAGES)
 
 ## lint-chart: helm lint --strict of artifacts/charts/gridview with its default
 ## values and with each values file of its ci/ (the HA, external-etcd one).
@@ -98,8 +111,15 @@ test-fuzz:
 		done; \
 	done
 
+## test-e2e: the end-to-end suite against a real control plane (test/e2e; about 6 minutes,
+## 4 with -short).
 test-e2e: prereqs tools build images
-	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/...
+	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) $(SHORT) -v ./test/e2e/
+
+## test-e2e-ha: the HA suite: several gridview replicas, restarts, leader changes and
+## engine generations (test/e2e/ha; about 6 minutes).
+test-e2e-ha: prereqs tools build images
+	GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/ha/
 
 ## soak: the soak test (200 node informers through churn) for SOAK_DURATION.
 soak: prereqs tools build images
@@ -135,8 +155,10 @@ bench:
 	go test -run='^$$' -bench=. -benchmem ./pkg/...
 
 generate: update-codegen
-update: update-codegen update-gofmt
-verify: verify-codegen verify-gofmt verify-vet
+update: update-codegen update-gofmt update-mod-tidy
+## verify: generated code, gofmt, go vet, golangci-lint (.golangci.yml), structured
+## logging (logcheck: klog's InfoS/ErrorS) and tidy go.mod files.
+verify: verify-codegen verify-gofmt verify-vet verify-lint verify-structured-logging verify-mod-tidy
 
 update-codegen:
 	hack/update-codegen.sh
@@ -152,6 +174,21 @@ verify-gofmt:
 
 verify-vet:
 	go vet $(GO_PACKAGES)
+
+verify-lint: lint-tools
+	$(BIN_DIR)/golangci-lint run $(GO_PACKAGES)
+
+verify-structured-logging: lint-tools
+	$(BIN_DIR)/logcheck -check-structured -check-deprecations $(GO_PACKAGES)
+
+# The repository's module and each tools module (hack/tools/...).
+GO_MODULES := . $(patsubst %/go.mod,%,$(wildcard hack/tools/go.mod hack/tools/*/go.mod))
+
+update-mod-tidy:
+	@set -e; for m in $(GO_MODULES); do echo "go mod tidy in $$m"; (cd $$m && go mod tidy); done
+
+verify-mod-tidy:
+	@set -e; for m in $(GO_MODULES); do (cd $$m && go mod tidy -diff) || { echo "go.mod or go.sum in $$m is not tidy (run make update-mod-tidy)"; exit 1; }; done
 
 clean:
 	rm -rf _output/local

@@ -3,9 +3,10 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy and kubectl
-# v1.37.2, helm v3.22.0 and kwok v0.8.0, from the Go module proxy into _output/bin. A binary
-# that is already there with the right version stamp is reused, so only the first run pays for
-# the build (about 15 minutes on two cores with a cold module cache).
+# v1.37.2, helm v3.22.0, kwok v0.8.0, golangci-lint v2.15.0 and logcheck v0.11.0 from the Go
+# module proxy into _output/bin; with names as arguments, only those (`make lint-tools`). A
+# binary that is already there with the right version stamp is reused, so only the first run
+# pays for the build (about 15 minutes on two cores with a cold module cache).
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,6 +14,8 @@ BIN_DIR=${GRIDVIEW_BIN_DIR:-${ROOT}/_output/bin}
 KUBE_VERSION=v1.37.2
 HELM_VERSION=v3.22.0
 mkdir -p "${BIN_DIR}"
+wanted=("$@")
+is_wanted() { [[ ${#wanted[@]} -eq 0 || " ${wanted[*]} " == *" $1 "* ]]; }
 
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} \
 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 \
@@ -30,6 +33,7 @@ helm_ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=${HELM_VERSION} 
 # module's go.sum, so a version bump in either rebuilds the binary.
 build() {
   local name=$1 pkg=$2 module=$3 ldflags=$4 stamp="${BIN_DIR}/.$1.version"
+  is_wanted "${name}" || return 0
   local want="${pkg}@$(sha256sum "${module}/go.sum" | cut -c1-16)"
   if [[ -x "${BIN_DIR}/${name}" && -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
     echo "build-tools: ${name} is up to date"
@@ -52,10 +56,14 @@ build kube-proxy k8s.io/kubernetes/cmd/kube-proxy "${ROOT}/hack/tools" "${kube_l
 build kubectl k8s.io/kubernetes/cmd/kubectl "${ROOT}/hack/tools" "${kube_ldflags}"
 build helm helm.sh/helm/v3/cmd/helm "${ROOT}/hack/tools/helm" "${helm_ldflags}"
 build kwok sigs.k8s.io/kwok/cmd/kwok "${ROOT}/hack/tools/kwok" "-s -w"
+build golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint "${ROOT}/hack/tools/lint" "-s -w"
+build logcheck sigs.k8s.io/logtools/logcheck "${ROOT}/hack/tools/lint" "-s -w"
 # kwok's configuration: its own stages for Nodes and Pods (hack/tools/kwok/stages),
 # written again when kwok's go.sum or the program changes.
 stages_want="stages@$(cat "${ROOT}/hack/tools/kwok/go.sum" "${ROOT}/hack/tools/kwok/stages/main.go" | sha256sum | cut -c1-16)"
-if [[ -f "${BIN_DIR}/kwok-stages.yaml" && "$(cat "${BIN_DIR}/.kwok-stages.version" 2>/dev/null)" == "${stages_want}" ]]; then
+if ! is_wanted kwok-stages.yaml; then
+  :
+elif [[ -f "${BIN_DIR}/kwok-stages.yaml" && "$(cat "${BIN_DIR}/.kwok-stages.version" 2>/dev/null)" == "${stages_want}" ]]; then
   echo "build-tools: kwok-stages.yaml is up to date"
 else
   (cd "${ROOT}/hack/tools/kwok" && go run ./stages) > "${BIN_DIR}/kwok-stages.yaml.tmp"

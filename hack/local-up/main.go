@@ -91,7 +91,6 @@ func run(binDir, outputDir string) error {
 		// Deployments, Services with selectors and namespaces behave as
 		// in any cluster.
 		Workloads: true,
-		Logf:      func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return fmt.Errorf("starting the local cluster: %w", err)
@@ -140,7 +139,7 @@ func setUp(ctx context.Context, cluster *localcluster.Cluster, root, outputDir s
 		notReady = localcluster.CheckWorkloads(ctx, client, demoNamespace)
 		return notReady == nil, nil
 	}); err != nil {
-		return fmt.Errorf("the demo's workloads: %w (%v; logs in %s)", err, notReady, displayPath(cluster.LogDir))
+		return fmt.Errorf("the demo's workloads: %w (%w; logs in %s)", err, notReady, displayPath(cluster.LogDir))
 	}
 	klog.InfoS("The demo's Pods are Ready and in their Services' EndpointSlices", "namespace", demoNamespace)
 

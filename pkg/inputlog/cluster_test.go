@@ -213,17 +213,6 @@ func (s *recordingSink) get(key Key) metav1.Object {
 	return s.state[key]
 }
 
-// keys are the keys the sink holds.
-func (s *recordingSink) keys() []Key {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var keys []Key
-	for key := range s.state {
-		keys = append(keys, key)
-	}
-	return keys
-}
-
 func (s *recordingSink) len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

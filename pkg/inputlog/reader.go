@@ -253,7 +253,7 @@ func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 			from = revision
 		}
 	}
-	return from, fmt.Errorf("the watch of gridview's input log ended: %v", ctx.Err())
+	return from, fmt.Errorf("the watch of gridview's input log ended: %w", ctx.Err())
 }
 
 // A reader asks etcd how far its watch got every progressInterval, and

@@ -18,6 +18,8 @@ package inputlog
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -74,7 +76,10 @@ func TestWriterTakeover(t *testing.T) {
 			})
 			stop()
 			select {
-			case <-result:
+			case err := <-result:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("the stopped writer's Lead returned %v, want context.Canceled", err)
+				}
 			case <-time.After(5 * time.Second):
 				t.Fatal("the first writer kept leading")
 			}

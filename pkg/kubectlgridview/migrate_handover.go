@@ -244,7 +244,7 @@ func (mg *migrator) restore(ctx context.Context, grid *superedgeGrid, svc, orpha
 		p.line("Service %s is now controlled by %s %s %s (uid %s); run this migration again, which goes on from there",
 			name, ref.APIVersion, ref.Kind, ref.Name, ref.UID)
 	}
-	return fmt.Errorf("%v; and putting SuperEdge's controller reference back on Service %s failed: %w", cause, name, err)
+	return fmt.Errorf("%w; and putting SuperEdge's controller reference back on Service %s failed: %w", cause, name, err)
 }
 
 // rewrite writes gridview's ServiceGrid unchanged, so that gridview-apiserver

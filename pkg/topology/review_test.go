@@ -293,7 +293,7 @@ func TestReviewOfUnknown(t *testing.T) {
 
 // cmpName is the name an error about node or svc must hold.
 func cmpName(node string, svc types.NamespacedName, err error) string {
-	if err == topology.ErrUnknownNode {
+	if errors.Is(err, topology.ErrUnknownNode) {
 		return node
 	}
 	return svc.String()

@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,9 +32,13 @@ import (
 	"github.com/gridview/gridview/pkg/topology/topologytest"
 )
 
-// randomSeeds returns the seeds of a random test: n from first, or SEEDS
-// from first when it is set.
+// randomSeeds returns the seeds of a random test: n from first, one with
+// -short (make test; make test-all runs them all), or SEEDS from first when
+// it is set.
 func randomSeeds(first uint64, n int) []uint64 {
+	if testing.Short() {
+		n = 1
+	}
 	if v := os.Getenv("SEEDS"); v != "" {
 		n, _ = strconv.Atoi(v)
 	}

@@ -140,9 +140,9 @@ func (e *entry) event(c *topology.SliceChange, node string, rv uint64) *watchstr
 	if c.New != nil {
 		event.Object = e.pending(node, c.New, rv)
 	}
-	switch {
-	case c.Old == nil:
-	case c.Old == c.New:
+	switch c.Old {
+	case nil:
+	case c.New:
 		// What selectors read is the same before and after.
 		event.Old = event.Object
 	default:

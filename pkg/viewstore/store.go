@@ -254,13 +254,6 @@ func (s *Store) Loaded() bool {
 	return s.stream != nil
 }
 
-// sinceLoad is how long ago the store loaded its state.
-func (s *Store) sinceLoad() time.Duration {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return time.Since(s.loadedAt)
-}
-
 // relistAfterLoad is how long after a load the store is never quiet: every
 // node's client relists then, which is no change.
 const relistAfterLoad = 5 * time.Second

@@ -60,7 +60,7 @@ func TestLoadClientCredentials(t *testing.T) {
 	}
 
 	server := httptest.NewUnstartedServer(again.Require(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		io.WriteString(w, "the view")
+		_, _ = io.WriteString(w, "the view")
 	})))
 	server.TLS = again.TLSConfig()
 	server.StartTLS()

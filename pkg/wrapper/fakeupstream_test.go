@@ -92,7 +92,7 @@ func (f *fakeUpstream) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", info.MediaType+";stream=watch")
 	w.WriteHeader(http.StatusOK)
-	frames := info.StreamSerializer.Framer.NewFrameWriter(w)
+	frames := info.StreamSerializer.NewFrameWriter(w)
 	embedded := f.codecs.EncoderForVersion(info.Serializer, gv)
 	envelope := f.codecs.EncoderForVersion(info.StreamSerializer.Serializer, gv)
 	send := func(eventType string, obj runtime.Object) {

@@ -181,7 +181,7 @@ func (s *Server) watch(w http.ResponseWriter, req *http.Request, f *filter, opts
 	if flusher != nil {
 		flusher.Flush()
 	}
-	frames := info.StreamSerializer.Framer.NewFrameWriter(w)
+	frames := info.StreamSerializer.NewFrameWriter(w)
 
 	var timeout <-chan time.Time
 	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {

@@ -160,10 +160,8 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "SuperEdge's ServiceGrid gone", func(ctx context.Context) error {
-		if _, err := superedge.Get(ctx, "echo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
-		}
-		return nil
+		_, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
+		return framework.Gone(err)
 	})
 	unchanged = snapshotMigration(t, ns)
 	out = mustKubectlGridview(t, "migrate", "superedge", "-n", ns, "--apply")

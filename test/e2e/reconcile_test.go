@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -159,10 +160,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 		}
 		eventually(t, time.Second, "Service deleted", func(ctx context.Context) error {
 			_, err := services.Get(ctx, "echo-svc", metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return nil
-			}
-			return fmt.Errorf("Service still there: %v", err)
+			return framework.Gone(err)
 		})
 	})
 }

@@ -132,10 +132,8 @@ func deleteNamespaceAndWait(t *testing.T, ns string, timeout time.Duration) {
 		t.Fatal(err)
 	}
 	eventually(t, timeout, "namespace "+ns+" gone", func(ctx context.Context) error {
-		if _, err := kubeClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
-		}
-		return nil
+		_, err := kubeClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return framework.Gone(err)
 	})
 }
 

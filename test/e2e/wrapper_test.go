@@ -94,6 +94,9 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 // keeps routing as it did; when the link returns, the changes it missed
 // arrive and later ones follow.
 func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the wrapper's backoff through an outage: make test-all runs it")
+	}
 	s := newSite(t)
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)
@@ -216,6 +219,9 @@ func (b countingBody) Read(p []byte) (int, error) {
 // empty answer for an empty cluster and remove them, and must program the
 // cluster's state once the link returns.
 func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out kube-proxy's 30 s wait for its Node and the wrapper's backoff through an outage: make test-all runs it")
+	}
 	s := newSite(t)
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)

@@ -247,7 +247,7 @@ func waitFor(parent context.Context, timeout time.Duration, proc *Process, what 
 				// Cancelled by the caller (e.g. Ctrl-C): no need for logs.
 				return fmt.Errorf("waiting for %s: %w", what, parent.Err())
 			}
-			return fmt.Errorf("waiting for %s: %w (last error: %v); last lines of %s:\n%s",
+			return fmt.Errorf("waiting for %s: %w (last error: %w); last lines of %s:\n%s",
 				what, ctx.Err(), lastErr, proc.LogFile, tailFile(proc.LogFile, 20))
 		case <-ticker.C:
 		}

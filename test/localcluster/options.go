@@ -93,7 +93,7 @@ func (o *Options) setDefaults() error {
 		o.RoutingMetricsInterval = 2 * time.Second
 	}
 	if o.Logf == nil {
-		o.Logf = func(format string, args ...any) { klog.InfoDepth(1, fmt.Sprintf(format, args...)) }
+		o.Logf = func(format string, args ...any) { klog.InfoSDepth(1, fmt.Sprintf(format, args...)) }
 	}
 	if o.RepoRoot == "" {
 		root, err := FindRepoRoot()

@@ -95,7 +95,11 @@ func (p *Process) Exited() error {
 
 // exitError describes how the process ended, with the tail of its log.
 func (p *Process) exitError() error {
-	return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.Name, p.waitErr, p.LogFile, tailFile(p.LogFile, 30))
+	status := p.waitErr
+	if status == nil {
+		status = errors.New("exit status 0") // unexpected all the same: a component's exit is a failure
+	}
+	return fmt.Errorf("%s exited (%w); last lines of %s:\n%s", p.Name, status, p.LogFile, tailFile(p.LogFile, 30))
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after a grace

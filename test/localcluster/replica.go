@@ -224,15 +224,15 @@ func (r *GridviewReplica) Running() bool {
 func (r *GridviewReplica) Config() *rest.Config {
 	cfg := rest.CopyConfig(r.cluster.AdminConfig)
 	cfg.Host = "https://" + net.JoinHostPort(r.IP.String(), strconv.Itoa(gridviewPort))
-	cfg.TLSClientConfig.CAFile = r.cluster.pki.GridviewCACert
-	cfg.TLSClientConfig.CAData = nil
-	cfg.TLSClientConfig.ServerName = ""
+	cfg.CAFile = r.cluster.pki.GridviewCACert
+	cfg.CAData = nil
+	cfg.ServerName = ""
 	r.cluster.mu.Lock()
 	defer r.cluster.mu.Unlock()
 	if r.managedCA != nil {
 		// The managed certificate names the Service only.
-		cfg.TLSClientConfig.CAFile, cfg.TLSClientConfig.CAData = "", r.managedCA
-		cfg.TLSClientConfig.ServerName = GridviewServiceDNSName
+		cfg.CAFile, cfg.CAData = "", r.managedCA
+		cfg.ServerName = GridviewServiceDNSName
 	}
 	return cfg
 }

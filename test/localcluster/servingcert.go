@@ -161,7 +161,7 @@ func (c *Cluster) deployAPIService() (*unstructured.Unstructured, error) {
 	}
 	objects, err := decodeManifests(data)
 	if err != nil || len(objects) != 1 || objects[0].GetName() != apiServiceName {
-		return nil, fmt.Errorf("%s must hold exactly the APIService %s (%v)", path, apiServiceName, err)
+		return nil, fmt.Errorf("%s must hold exactly the APIService %s (%w)", path, apiServiceName, err)
 	}
 	return objects[0], nil
 }

@@ -124,7 +124,7 @@ func (h *Harness) startWatchers(ctx context.Context) error {
 		w.Start(ctx)
 	}
 	if err := awaitWatches(ctx, h.watchers, (*Watcher).Watching, func(w *Watcher) error {
-		return fmt.Errorf("the watch of %s not established within %s: %v", w.Node, establishTimeout, w.LastError())
+		return fmt.Errorf("the watch of %s not established within %s: %w", w.Node, establishTimeout, w.LastError())
 	}); err != nil {
 		return err
 	}

@@ -104,8 +104,8 @@ func (h *Harness) quietCounts(ctx context.Context) (quietCounts, error) {
 func sumWrites(metrics, resource string) float64 {
 	var sum float64
 	for line := range strings.Lines(metrics) {
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) ||
-			!(strings.Contains(line, `verb="PUT"`) || strings.Contains(line, `verb="PATCH"`) || strings.Contains(line, `verb="APPLY"`)) {
+		write := strings.Contains(line, `verb="PUT"`) || strings.Contains(line, `verb="PATCH"`) || strings.Contains(line, `verb="APPLY"`)
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) || !write {
 			continue
 		}
 		fields := strings.Fields(line)

@@ -138,7 +138,7 @@ func (m *Model) ServiceObject(svc *Service) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: m.Namespace,
-			Labels:      map[string]string{"app": svc.Name, "scale.gridview.io/scenario": m.Scale.Name},
+			Labels:      map[string]string{"app": svc.Name, "scale.gridview.io/scenario": m.Name},
 			Annotations: ModeAnnotations(svc.Mode),
 		},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},

@@ -227,7 +227,11 @@ func (h *Harness) wrapper(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("starting gridview-wrapper for %s: %w", node, err)
 	}
-	defer proc.Stop()
+	defer func() {
+		if err := proc.Stop(); err != nil {
+			h.logf("stopping gridview-wrapper: %v", err)
+		}
+	}()
 	client, err := localcluster.WrapperClient(wrapper.ClientCredentialsDir(cacheDir))
 	if err != nil {
 		return err

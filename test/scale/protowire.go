@@ -51,7 +51,7 @@ func newProtoEvents(body io.ReadCloser) *protoEvents {
 // protoFrames reads the events of a protobuf watch stream.
 func protoFrames(info runtime.SerializerInfo, body io.ReadCloser) streaming.Decoder {
 	s := info.StreamSerializer
-	return streaming.NewDecoder(s.Framer.NewFrameReader(body), s.Serializer)
+	return streaming.NewDecoder(s.NewFrameReader(body), s.Serializer)
 }
 
 // nextEvent decodes the next event of a protobuf watch stream: its type and

@@ -17,6 +17,7 @@ limitations under the License.
 package scale
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -177,11 +178,15 @@ func (w *Watcher) Entries() map[int32]uint64 {
 	return out
 }
 
-// LastError is the last error the watcher retried after, if any.
+// errNoRetry is LastError's answer before the watcher's first retry.
+var errNoRetry = errors.New("no error retried yet")
+
+// LastError is the last error the watcher retried after, errNoRetry when
+// there was none.
 func (w *Watcher) LastError() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.lastErr
+	return cmp.Or(w.lastErr, errNoRetry)
 }
 
 func (w *Watcher) run(ctx context.Context) {

@@ -252,7 +252,7 @@ func (o *Options) waitForExternalEtcd(ctx context.Context) error {
 	defer cancel()
 	lastErr := context.DeadlineExceeded
 	unreachable := func() error {
-		return fmt.Errorf("cannot reach etcd at %v within %s: %v", storage.Transport.ServerList, o.etcdReachTimeout, lastErr)
+		return fmt.Errorf("cannot reach etcd at %v within %s: %w", storage.Transport.ServerList, o.etcdReachTimeout, lastErr)
 	}
 	for {
 		// One check may block longer than the whole budget, so it runs aside.

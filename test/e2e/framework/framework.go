@@ -20,6 +20,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,6 +51,18 @@ func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string 
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	})
 	return ns.Name
+}
+
+// Gone turns a Get's error into a wait's condition: nil once the object is
+// gone, an error while it is there or cannot be read.
+func Gone(err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err == nil:
+		return errors.New("still there")
+	}
+	return err
 }
 
 // SliceName is the name of the one EndpointSlice WriteEndpointSlice writes

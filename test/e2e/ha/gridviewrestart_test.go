@@ -18,6 +18,7 @@ package ha
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -74,8 +75,11 @@ func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
 			t.Logf("%s serving again %s after it was stopped", r.Name, time.Since(stopped).Round(100*time.Millisecond))
 			eventually(t, 20*time.Second, fmt.Sprintf("the informer holding a1's view of grid %v", step.want), func(context.Context) error {
 				obj, ok, err := f.informer.GetStore().GetByKey(s.ns + "/" + s.gridView("a1"))
-				if err != nil || !ok {
-					return fmt.Errorf("no view: %v", err)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("no view")
 				}
 				if got := addresses(obj.(*topologyv1alpha1.NodeEndpoints)); !slices.Equal(got, step.want) {
 					return fmt.Errorf("%v", got)
