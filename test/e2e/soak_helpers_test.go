@@ -46,7 +46,7 @@ const (
 	markerLabel = "soak-step"
 )
 
-// soakDuration is how long the driver churns: short in make test; make soak
+// soakDuration is how long the driver churns: short in make test-all; make soak
 // sets GRIDVIEW_SOAK_DURATION for the long run.
 func soakDuration(t *testing.T) time.Duration {
 	value := os.Getenv("GRIDVIEW_SOAK_DURATION")

@@ -31,7 +31,7 @@ type Config struct {
 	Watchers int    // WATCHERS: node watchers; default 2,000, at most every node
 	Seed     uint64 // SEED: the scenario's and the changes' random source
 	Repeats  int    // SCALE_REPEATS: changes of each kind measured
-	// Strict (GRIDVIEW_SCALE_STRICT=1, set by make test) fails the run when
+	// Strict (GRIDVIEW_SCALE_STRICT=1, set by make test-all) fails the run when
 	// a correctness check fails; otherwise only harness errors do.
 	Strict bool
 	// CurrentTimeout (SCALE_CURRENT_TIMEOUT) bounds each wait for every

@@ -28,7 +28,7 @@ import (
 )
 
 // TestScale is `make scale` (SCALE=edge-10k) and, with SCALE=edge-1k and
-// GRIDVIEW_SCALE_STRICT=1, part of `make test`. Without SCALE it is skipped,
+// GRIDVIEW_SCALE_STRICT=1, part of `make test-all`. Without SCALE it is skipped,
 // so that `go test ./...` does not start a control plane.
 func TestScale(t *testing.T) {
 	ctx, cfg, h, logDir := startHarness(t, "scale-logs")
@@ -50,7 +50,7 @@ func TestScale(t *testing.T) {
 
 // TestScaleBaseline is `make scale-baseline`: the same ingest read by as
 // many watchers of every EndpointSlice, as vanilla kube-proxy reads them,
-// without gridview. `make test` runs it at edge-1k.
+// without gridview. `make test-all` runs it at edge-1k.
 func TestScaleBaseline(t *testing.T) {
 	ctx, _, h, logDir := startHarness(t, "scale-baseline-logs")
 	b, err := h.RunBaseline(ctx)

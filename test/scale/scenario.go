@@ -15,7 +15,7 @@ limitations under the License.
 */
 
 // Package scale is the `make scale` harness of issue 12: it writes an edge
-// fleet (edge-10k, or edge-1k inside `make test`) into a local control
+// fleet (edge-10k, or edge-1k inside `make test-all`) into a local control
 // plane at full speed while node watchers follow gridview through the
 // aggregator, and measures what the fleet would feel: time until every
 // watched node's views are current, gridview-apiserver's memory and CPU,

@@ -40,7 +40,7 @@ import (
 	topologyclient "github.com/gridview/gridview/generated/clientset/versioned/typed/topology/v1alpha1"
 )
 
-// haDuration reads a duration from the environment: make test runs short,
+// haDuration reads a duration from the environment: make test-all runs short,
 // the full run sets 10m of churn and 30s watch timeouts.
 func haDuration(t *testing.T, name string, fallback time.Duration) time.Duration {
 	t.Helper()
