@@ -36,7 +36,8 @@ IMAGES_DIR := $(CURDIR)/_output/images
 ## one image index each for linux/amd64 and linux/arm64, built without a container
 ## runtime into _output/images (layouts, oci-archives for ctr, docker tarballs) and
 ## tagged with VERSION; prints the tag and the digests. The local cluster runs
-## gridview-apiserver from the amd64 image.
+## gridview-apiserver from the amd64 image. Outputs built from the same inputs (the sources the
+## commands import, the metadata, Go's version: _output/images/inputs.sha256) are kept.
 images:
 	go build -o $(BIN_DIR)/images ./hack/images
 	$(BIN_DIR)/images build --out $(IMAGES_DIR)

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -85,6 +86,20 @@ func build(root, out, repository, source string) error {
 	}
 	names := presentCommands(root)
 	fmt.Printf("images: version %s (revision %s, created %s)\n", meta.Version, meta.Revision, meta.Created.Format(time.RFC3339))
+	fingerprint, err := inputsFingerprint(root, names, meta)
+	if err != nil {
+		return err
+	}
+	if same, err := builtFrom(out, fingerprint); err != nil || same {
+		if err == nil {
+			err = printDigests(out)
+			fmt.Printf("images: %s holds them already, built from the same inputs (checked in %s)\n", out, time.Since(start).Round(100*time.Millisecond))
+		}
+		return err
+	}
+	if err := os.Remove(filepath.Join(out, fingerprintFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	for _, p := range platforms {
 		if err := compile(root, binaryDir(out, p.OS, p.Architecture), names, p.OS, p.Architecture); err != nil {
 			return err
@@ -119,10 +134,22 @@ func build(root, out, repository, source string) error {
 	if err := os.WriteFile(filepath.Join(out, "digests.txt"), digests.Bytes(), 0o644); err != nil {
 		return err
 	}
+	if err := os.WriteFile(filepath.Join(out, fingerprintFile), []byte(fingerprint), 0o644); err != nil {
+		return err
+	}
 	os.Stdout.Write(digests.Bytes())
 	fmt.Printf("images: written to %s in %s (compiling %s, images %s)\n", out,
 		time.Since(start).Round(100*time.Millisecond), compiled.Sub(start).Round(100*time.Millisecond), time.Since(compiled).Round(100*time.Millisecond))
 	return nil
+}
+
+// printDigests prints the tags and digests of the images in out.
+func printDigests(out string) error {
+	digests, err := os.ReadFile(filepath.Join(out, "digests.txt"))
+	if err == nil {
+		os.Stdout.Write(digests)
+	}
+	return err
 }
 
 func binaryDir(out, goos, goarch string) string {
