@@ -244,7 +244,9 @@ func (mg *migrator) restore(ctx context.Context, grid *superedgeGrid, svc, orpha
 		p.line("Service %s is now controlled by %s %s %s (uid %s); run this migration again, which goes on from there",
 			name, ref.APIVersion, ref.Kind, ref.Name, ref.UID)
 	}
-	return fmt.Errorf("%w; and putting SuperEdge's controller reference back on Service %s failed: %w", cause, name, err)
+	// Only the restore's error is wrapped: it, not the adoption's refusal,
+	// decides how the migration reports this Service.
+	return fmt.Errorf("%v; and putting SuperEdge's controller reference back on Service %s failed: %w", cause, name, err) //nolint:errorlint // see above
 }
 
 // rewrite writes gridview's ServiceGrid unchanged, so that gridview-apiserver
