@@ -48,7 +48,7 @@ const listsPerUser = 4
 // listSlots bounds the lists of NodeEndpoints built and encoded at once.
 // After a restart every node's watcher may relist at the same moment; built
 // all at once, those lists would hold gigabytes for work the CPUs do a few
-// at a time anyway (docs/performance.md). A list waits for a slot, in
+// at a time anyway. A list waits for a slot, in
 // arrival order as Go's channel senders are served, and gets 429 with
 // Retry-After if none frees up in time. API Priority and Fairness does not
 // bound them: it charges a list by the objects storage counts, and the

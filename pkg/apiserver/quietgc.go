@@ -25,9 +25,9 @@ import (
 
 // The collector starts a cycle once allocations reach its goal, and they
 // peak while a change is handed to the watchers: left alone, cycles land
-// on changes, and at edge-10k a cycle takes a third of a second or more of
-// wall time, in which the nodes the change reaches wait on assists and on
-// the cores the cycle takes. Once the last change has been handed over (no
+// on changes, and over a large fleet's heap a cycle takes a good part of a
+// second of wall time, in which the nodes the change reaches wait on
+// assists and on the cores the cycle takes. Once the last change has been handed over (no
 // view changed and no watcher got an event for collectAfterQuiet) and a
 // cycle is due soon (dueSoon), a cycle run then fills the gap before the
 // next change instead, and starts early enough to need no assists. One
@@ -36,8 +36,8 @@ import (
 // then call for another, back to back.
 const (
 	// Long enough that the fan-out of a change is over (its events
-	// handed over back to back), short enough that a cycle of a third of a
-	// second fits before the next change when changes come every half
+	// handed over back to back), short enough that a cycle fits before the
+	// next change when changes come every half
 	// second or more, as under steady churn or a list in a loop.
 	collectAfterQuiet = 50 * time.Millisecond
 	collectCheckEvery = 10 * time.Millisecond

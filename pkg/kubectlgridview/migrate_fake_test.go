@@ -302,7 +302,7 @@ func seGrid(name, key string, template map[string]any) *unstructured.Unstructure
 	return obj
 }
 
-// echoTemplate is the template of the README's demo.
+// echoTemplate is the template of the demo's ServiceGrid (docs/reference.md).
 func echoTemplate() map[string]any {
 	return map[string]any{
 		"selector": map[string]any{"app": "echo"},

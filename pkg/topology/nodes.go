@@ -240,8 +240,9 @@ func (e *Engine) movedEndpointsScope(name string, old, labels map[string]string,
 }
 
 // nodeChangesKept bounds the node changes the engine remembers: counts
-// older than that are counted again, which at edge-10k costs about as much
-// as bringing them up to date through a few hundred changes.
+// older than that are counted again, which costs about as much as bringing
+// them up to date through a few hundred changes (docs/performance.md,
+// "Routing metrics pass").
 const nodeChangesKept = 256
 
 // nodeChange is a node that appeared, went or changed labels: of its labels

@@ -30,9 +30,10 @@ import (
 )
 
 // What the store keeps of its inputs' changes is bounded by bytes, not by
-// their count: 4,097 readiness flips of a 1,000-endpoint slice once left
-// 723 MiB in a log of whole inputs; the history now keeps at most its
-// weight's worth of them (DefaultOptions: about 64 MiB).
+// their count: thousands of changes of a large slice, each kept whole, would
+// hold hundreds of MiB; the history keeps at most its weight's worth of them
+// (DefaultOptions: about 64 MiB). docs/performance.md records what this test
+// measures.
 func TestReadinessFlipsAreBoundedByBytes(t *testing.T) {
 	const endpoints, flips = 1000, 4097
 	big := &discoveryv1.EndpointSlice{

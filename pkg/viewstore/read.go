@@ -98,7 +98,8 @@ func (s *Store) liveReader() reader {
 // snapshotReader reads the current state after the caller releases the
 // read lock it holds: it copies what the store changes in place, once per
 // state, so that the pages of a paged list between two writes share one
-// copy (at edge-10k 2 ms and 2.7 MB, most of what a page of 500 costs).
+// copy: the copy, not the page, would otherwise be most of what a page
+// costs (docs/performance.md, "The view store").
 func (s *Store) snapshotReader() reader {
 	if r := s.snapshot.Load(); r != nil {
 		return *r

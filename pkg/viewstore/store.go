@@ -54,13 +54,11 @@ type Options struct {
 	BookmarkInterval time.Duration
 }
 
-// DefaultOptions keep the last 100,000 changes in at most about 64 MiB: at
-// edge-10k, 1,000 flips in random Services (a tenth unannotated, a
-// hundredth in the 10,000-endpoint one) weigh 10 MiB, 1,000 flips of a
-// 100-endpoint slice every node sees 25 MiB; a node move weighs about 2 MiB,
-// counting the views the moved node left and joined whole though other nodes
-// still share them. A node's watcher may lag a node move in a 10,000-Service
-// cluster behind. A client that takes nothing for 15 s has stopped reading:
+// DefaultOptions keep the last 100,000 changes in at most about 64 MiB,
+// weighed by what each change holds: enough for a resume after a thousand
+// ordinary changes, and for a node's watcher to lag a node move in a
+// 10,000-Service cluster behind, without the history growing with the fleet
+// (what changes weigh at edge-10k: docs/performance.md, "The view store"). A client that takes nothing for 15 s has stopped reading:
 // a slow WAN link still takes an event now and then, and a client cut off
 // resumes from its last resourceVersion.
 var DefaultOptions = Options{HistorySize: 100_000, HistoryWeight: 4 << 20, WatcherBuffer: 10_000, StallTimeout: 15 * time.Second, BookmarkInterval: 30 * time.Second}

@@ -144,8 +144,9 @@ func (c protobufClient) watchUntil(t *testing.T, path string, query url.Values, 
 	}
 }
 
-// protobufClientset is the generated clientset asking for protobuf, as the
-// README tells a client to: typed clients send and accept JSON unless told.
+// protobufClientset is the generated clientset asking for protobuf, as
+// docs/reference.md tells a client to: typed clients send and accept JSON
+// unless told.
 func protobufClientset(t *testing.T) versioned.Interface {
 	t.Helper()
 	config := rest.CopyConfig(cluster.AdminConfig)

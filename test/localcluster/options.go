@@ -21,7 +21,7 @@ limitations under the License.
 //
 // The aggregator refuses loopback endpoints, so gridview-apiserver runs in a
 // network namespace of the run's own, joined to the host by a veth pair (see
-// docs/architecture.md). Creating it needs root.
+// docs/development.md). Creating it needs root.
 package localcluster
 
 import (

@@ -163,7 +163,8 @@ func TestChartInAnotherNamespace(t *testing.T) {
 }
 
 // The embedded etcd's claim holds every ServiceGrid: by default `helm
-// uninstall` leaves it, as the READMEs say, and deletes it only when asked.
+// uninstall` leaves it, as the chart's README and docs/install.md say, and
+// deletes it only when asked.
 func TestChartKeepsTheEtcdClaim(t *testing.T) {
 	for _, tc := range []struct {
 		set  string

@@ -189,8 +189,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 // defaultGCPercent is the collector's target unless GOGC sets one. Most of
 // gridview-apiserver's heap lives as long as the cluster's objects do (the
 // views, their history, the informers' caches), so Go's default of 100 only
-// lets the process grow to twice that before collecting: at edge-10k about
-// 1.3 GiB for 0.45 GiB live. 50 keeps it at one and a half times.
+// lets the process grow to twice that before collecting. 50 keeps it at one
+// and a half times, for a few percent more CPU; docs/performance.md gives the
+// resident size this yields at edge-10k.
 const defaultGCPercent = 50
 
 // tuneCollector sets the collector's target to defaultGCPercent unless GOGC

@@ -39,10 +39,10 @@ import (
 )
 
 // defaultMemoryLimit is the Go runtime's soft memory limit unless GOMEMLIMIT
-// sets one: an edge-10k node's state is under 20 MiB of heap, and the limit
-// makes the collector work harder rather than let the heap double, as it
-// would by GOGC alone, on nodes that run the wrapper beside their
-// workloads. A node whose state is larger than the limit is still served:
+// sets one: an edge-10k node's state fits well below it (docs/performance.md,
+// "gridview-wrapper at edge-10k, one node"), and the limit makes the
+// collector work harder rather than let the heap double, as it would by GOGC
+// alone, on nodes that run the wrapper beside their workloads. A node whose state is larger than the limit is still served:
 // the limit is soft, and the runtime caps the collector's share of the CPU;
 // set GOMEMLIMIT above twice the state for such clusters.
 const defaultMemoryLimit = 40 << 20
