@@ -81,7 +81,8 @@ func newSite(t *testing.T) ruleSite {
 }
 
 // writeNamedSlice creates or replaces the EndpointSlice name of a Service,
-// with endpoints by address on the site's nodes.
+// with endpoints by address on the site's nodes, for a layout the
+// EndpointSlice controller does not give (each caller says which).
 func (s site) writeNamedSlice(t *testing.T, service, name string, endpoints map[string]string) {
 	t.Helper()
 	onNodes := map[string]string{}
