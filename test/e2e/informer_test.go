@@ -44,7 +44,7 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 		t.Run(fmt.Sprintf("WatchListClient=%v", watchList), func(t *testing.T) {
 			clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, watchList)
 			s := newSite(t)
-			s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.3"}})
+			s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "b1")})
 			if watchList {
 				expectStreamingList(t, s.ns)
 			}
@@ -59,8 +59,8 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 			}
 
 			for i, unit := range []string{"b", "a", "b"} {
-				s.relabel(t, "a2", unit)
-				s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.1.%d", i): "a2", "10.1.0.3": "b1"})
+				s.label(t, "a2", unitKey, unit)
+				s.setReady(t, "grid", "a2", i%2 == 1)
 				patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, i)
 				if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "plain", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)

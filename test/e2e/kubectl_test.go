@@ -254,16 +254,19 @@ endpoints:
 
 // kubectl get nep with a node and a Service shows one row per slice, as
 // kubectl get endpointslices does, and the wide output names each row's
-// source slice.
+// source slice. The second slice is written by hand: the EndpointSlice
+// controller gives a Service of a few Pods one slice.
 func TestKubectlShowsOneRowPerSlice(t *testing.T) {
 	s := newSite(t)
 	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.1": "a1", "10.1.1.3": "b1"})
+	gridX := s.controllerSlice(t, "grid")
 	selector := []string{"-n", s.ns, "--field-selector", "nodeName=" + s.node("a1") + ",serviceName=grid"}
-	rowOf := func(slice, endpoints string) string {
+	// A row's columns, its ENDPOINTS captured.
+	rowOf := func(slice string) string {
 		return `(?m)^` + regexp.QuoteMeta(topology.Name(s.node("a1"), slice)) + `\s+` + regexp.QuoteMeta(s.node("a1")) +
-			`\s+grid\s+AnyMatch\(superedge\.io/nodeunit\)\s+` + regexp.QuoteMeta(endpoints) + `\s+\S+`
+			`\s+grid\s+AnyMatch\(superedge\.io/nodeunit\)\s+(\S+)\s+\S+`
 	}
-	rows := map[string]string{"grid-x": rowOf("grid-x", "10.1.0.1:8080,10.1.0.2:8080"), "grid-y": rowOf("grid-y", "10.1.1.1:8080")}
+	rows := map[string]sets.Set[string]{gridX: sets.New(s.podIPs(t, "grid", "a1", "a2")...), "grid-y": sets.New("10.1.1.1")}
 	eventually(t, 10*time.Second, "a row per slice", func(context.Context) error {
 		out, err := kubectl(t, append([]string{"get", "nep"}, selector...)...)
 		if err != nil {
@@ -273,9 +276,13 @@ func TestKubectlShowsOneRowPerSlice(t *testing.T) {
 		if len(lines) != 3 || !regexp.MustCompile(`^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE$`).MatchString(lines[0]) {
 			return fmt.Errorf("want a header and two rows:\n%s", out)
 		}
-		for slice, row := range rows {
-			if !regexp.MustCompile(row + `$`).MatchString(out) {
+		for slice, endpoints := range rows {
+			row := regexp.MustCompile(rowOf(slice) + `$`).FindStringSubmatch(out)
+			if row == nil {
 				return fmt.Errorf("no row of %s in\n%s", slice, out)
+			}
+			if err := endpointsColumn(row[1], "", endpoints); err != nil {
+				return fmt.Errorf("%s: %w in\n%s", slice, err, out)
 			}
 		}
 		return nil
@@ -284,16 +291,15 @@ func TestKubectlShowsOneRowPerSlice(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^NAME\s+NODE\s+SERVICE\s+TOPOLOGY\s+ENDPOINTS\s+AGE\s+NOT READY\s+SLICE$`).MatchString(wide) {
 		t.Errorf("kubectl get nep -o wide: no NOT READY and SLICE columns:\n%s", wide)
 	}
-	for slice, row := range rows {
-		if !regexp.MustCompile(row + `\s+0\s+` + regexp.QuoteMeta(slice) + `$`).MatchString(wide) {
+	for slice := range rows {
+		if !regexp.MustCompile(rowOf(slice) + `\s+0\s+` + regexp.QuoteMeta(slice) + `$`).MatchString(wide) {
 			t.Errorf("kubectl get nep -o wide: no row of %s naming it:\n%s", slice, wide)
 		}
 	}
-	// The same rows by the Service's label.
+	// The same rows by the Service's label, in the order of their names.
 	names := mustKubectl(t, "get", "nep", "-n", s.ns, "-l", "app=grid", "--field-selector", "nodeName="+s.node("a1"), "-o", "name")
-	want := "nodeendpoints.topology.gridview.io/" + topology.Name(s.node("a1"), "grid-x") + "\n" +
-		"nodeendpoints.topology.gridview.io/" + topology.Name(s.node("a1"), "grid-y") + "\n"
-	if names != want {
-		t.Errorf("kubectl get nep -l app=grid -o name:\n%s\nwant\n%s", names, want)
+	want := slices.Sorted(slices.Values([]string{topology.Name(s.node("a1"), gridX), topology.Name(s.node("a1"), "grid-y")}))
+	if wantNames := "nodeendpoints.topology.gridview.io/" + want[0] + "\n" + "nodeendpoints.topology.gridview.io/" + want[1] + "\n"; names != wantNames {
+		t.Errorf("kubectl get nep -l app=grid -o name:\n%s\nwant\n%s", names, wantNames)
 	}
 }

@@ -18,10 +18,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,4 +175,83 @@ func expectStillProgrammed(t *testing.T, d time.Duration, n *localcluster.NodeNe
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 		expectProgrammedWithin(t, time.Second, n, proc, ns, name, port, want)
 	}
+}
+
+// kubeProxy is a real kube-proxy running in a node's network namespace.
+type kubeProxy struct {
+	n    *localcluster.NodeNetns
+	proc *localcluster.Process
+}
+
+// expect waits until kube-proxy sends the Service's port 80 to exactly the
+// addresses given.
+func (k kubeProxy) expect(t *testing.T, ns, service string, want ...string) {
+	t.Helper()
+	expectProgrammed(t, k.n, k.proc, ns, service, 80, slices.Sorted(slices.Values(want)))
+}
+
+// awaitSynced waits until kube-proxy has programmed its first ruleset: it
+// starts its sync loop only after registering for its Node's topology
+// labels.
+func (k kubeProxy) awaitSynced(t *testing.T) {
+	t.Helper()
+	eventually(t, kubeProxyTimeout, "kube-proxy of "+k.n.NodeName+" programming its first ruleset", func(ctx context.Context) error {
+		if err := k.proc.Exited(); err != nil {
+			return err
+		}
+		nftCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		ruleset, err := k.n.NftRuleset(nftCtx)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(ruleset, "table ip kube-proxy {") {
+			return errors.New("no kube-proxy table yet")
+		}
+		return nil
+	})
+}
+
+// startWrappedKubeProxy runs gridview-wrapper and a kube-proxy reading
+// through it in n. The Node's address is the caller's to set.
+func startWrappedKubeProxy(t *testing.T, n *localcluster.NodeNetns) kubeProxy {
+	t.Helper()
+	w := startWrapper(t, n)
+	proc, err := n.StartKubeProxy(w.kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubeProxy{n: n, proc: proc}
+}
+
+// proxyPair is two real kube-proxies of one node, each in a network
+// namespace of its own: direct reads kube-apiserver as without gridview and
+// applies the slices' hints; wrapped reads the node's views through
+// gridview-wrapper.
+type proxyPair struct {
+	direct, wrapped kubeProxy
+}
+
+func startProxyPair(t *testing.T, ns, node string) proxyPair {
+	t.Helper()
+	direct := nodeNetns(t, node)
+	// kube-proxy exits when its Node's addresses change, so both read one:
+	// the first namespace's, which ClusterIP rules do not depend on.
+	p := proxyPair{direct: kubeProxy{n: direct, proc: startKubeProxy(t, direct, nodeProxierKubeconfig(t, ns))}}
+	p.wrapped = startWrappedKubeProxy(t, nodeNetns(t, node))
+	return p
+}
+
+// awaitSynced waits until both kube-proxies have programmed a ruleset.
+func (p proxyPair) awaitSynced(t *testing.T) {
+	t.Helper()
+	p.direct.awaitSynced(t)
+	p.wrapped.awaitSynced(t)
+}
+
+// expect waits until both kube-proxies send the Service to exactly want.
+func (p proxyPair) expect(t *testing.T, ns, service string, want ...string) {
+	t.Helper()
+	p.direct.expect(t, ns, service, want...)
+	p.wrapped.expect(t, ns, service, want...)
 }

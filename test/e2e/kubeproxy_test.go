@@ -32,14 +32,15 @@ func TestKubeProxyControlSeesEveryEndpoint(t *testing.T) {
 	n := nodeNetns(t, s.node("a1"))
 	proc := startKubeProxy(t, n, nodeProxierKubeconfig(t, s.ns))
 
-	// grid: topologyKeys ["superedge.io/nodeunit"], endpoints on a1, a2
-	// (unit a) and b1 (unit b).
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.2", "10.1.0.3"})
+	// grid: topologyKeys ["superedge.io/nodeunit"], Pods on a1, a2 (unit a)
+	// and b1 (unit b).
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "a2", "b1"))
 	// A Service without topology, as a sanity check of the same path.
-	expectProgrammed(t, n, proc, s.ns, "plain", 80, []string{"10.2.0.1", "10.2.0.3"})
+	expectProgrammed(t, n, proc, s.ns, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
 
 	// Later changes reach the ruleset too: the wrapper test relies on the
 	// same for relabels.
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.3": "b1", "10.1.0.4": "b1"})
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.3", "10.1.0.4"})
+	s.setReady(t, "grid", "a2", false)
+	s.runPods(t, "grid", podOn{"b1", true})
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
 }

@@ -51,7 +51,7 @@ func annotateKubernetesEndpoints(t *testing.T, ip, port *string) {
 // the real endpoints; removing the annotations brings them back, all without
 // restarting the wrapper.
 func TestWrapperServesAnEdgeLocalKubernetesEndpoint(t *testing.T) {
-	s := newSite(t)
+	s := newRuleSite(t, siteNodes)
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())

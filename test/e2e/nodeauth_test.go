@@ -57,7 +57,7 @@ func nodeClient(t *testing.T, node string) versioned.Interface {
 func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 	s := newSite(t)
 	applyWrapperRBAC(t)
-	s.expectViews(t, "a1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2"}})
+	s.expectViews(t, "a1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2")})
 	ctx := context.Background()
 	a1 := nodeClient(t, s.node("a1")).TopologyV1alpha1()
 	own := metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")}
@@ -76,15 +76,16 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 		t.Fatalf("a1 watching its own views: %v", err)
 	}
 	w.Stop()
-	if _, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view("a1", "grid"), metav1.GetOptions{}); err != nil {
+	if _, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view(t, "a1", "grid"), metav1.GetOptions{}); err != nil {
 		t.Errorf("a1 getting its own view: %v", err)
 	}
 	// With a Service too, as a wrapper may select one Service's slices.
 	ofGrid, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1") + ",serviceName=grid"})
-	if err != nil || len(ofGrid.Items) != 1 || ofGrid.Items[0].Name != s.view("a1", "grid") {
+	if err != nil || len(ofGrid.Items) != 1 || ofGrid.Items[0].Name != s.view(t, "a1", "grid") {
 		t.Errorf("a1 listing its own views of grid: %v, %v", ofGrid, err)
 	}
 
+	a2View := s.view(t, "a2", "grid")
 	for _, tc := range []struct {
 		name string
 		call func() error
@@ -119,7 +120,7 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 			return err
 		}, want: "fieldSelector nodeName=" + s.node("a1")},
 		{name: "get another node's", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view("a2", "grid"), metav1.GetOptions{})
+			_, err := a1.NodeEndpoints(s.ns).Get(ctx, a2View, metav1.GetOptions{})
 			return err
 		}, want: "may read only its own views"},
 		// Its own name and a separator, then no slice name: no view of a1.
@@ -149,7 +150,7 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 func TestMalformedNodeIdentitiesAreRefused(t *testing.T) {
 	s := newSite(t)
 	applyWrapperRBAC(t)
-	s.expectViews(t, "a1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2"}})
+	s.expectViews(t, "a1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2")})
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name, user, want string

@@ -19,6 +19,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
@@ -38,10 +40,7 @@ import (
 
 const unitKey = "superedge.io/nodeunit"
 
-// site is a small edge cluster of the test's own: nodes <ns>-a1, <ns>-a2 in
-// unit a and <ns>-b1 in unit b, and three Services with an endpoint on every
-// node: grid (any-match on the unit), plain, and ordered ("unit,*") whose
-// only endpoints are in unit a.
+// site is a namespace of the test's own, whose nodes are <ns>-<name>.
 type site struct {
 	ns string
 }
@@ -49,60 +48,41 @@ type site struct {
 func (s site) node(name string) string { return s.ns + "-" + name }
 func (s site) unit(name string) string { return s.ns + "-" + name }
 
-func newSite(t *testing.T) site {
+// siteNodes are newSite's nodes and their units.
+var siteNodes = map[string]map[string]string{"a1": {unitKey: "a"}, "a2": {unitKey: "a"}, "b1": {unitKey: "b"}}
+
+// newSite is a small edge cluster of the test's own: nodes a1, a2 in unit a
+// and b1 in unit b, and three Services whose Pods run on them: grid
+// (any-match on the unit) on every node, plain on a1 and b1, and ordered
+// ("unit,*") on a1 alone.
+func newSite(t *testing.T) ruleSite {
 	t.Helper()
-	ctx := context.Background()
-	s := site{ns: testNamespace(t)}
-	for name, unit := range map[string]string{"a1": "a", "a2": "a", "b1": "b"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: map[string]string{unitKey: s.unit(unit)}}}
-		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
-		})
-	}
-	for name, annotations := range map[string]map[string]string{
-		"grid":    {topology.AnnotationTopologyKeys: `["` + unitKey + `"]`},
-		"plain":   nil,
-		"ordered": {topology.AnnotationGridviewKeys: unitKey + ",*"},
+	s := newRuleSite(t, siteNodes)
+	for _, svc := range []struct {
+		name, annotation, keys string
+		nodes                  []string
+	}{
+		{name: "grid", annotation: topology.AnnotationTopologyKeys, keys: `["` + unitKey + `"]`, nodes: []string{"a1", "a2", "b1"}},
+		{name: "plain", nodes: []string{"a1", "b1"}},
+		{name: "ordered", annotation: topology.AnnotationGridviewKeys, keys: unitKey + ",*", nodes: []string{"a1"}},
 	} {
-		svc := &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations, Labels: map[string]string{"app": name}},
-			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		s.createService(t, svc.name, func(service *corev1.Service) {
+			if svc.annotation != "" {
+				service.Annotations[svc.annotation] = svc.keys
+			}
+		})
+		var pods []podOn
+		for _, node := range svc.nodes {
+			pods = append(pods, podOn{node: node, ready: true})
 		}
-		if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		s.runPods(t, svc.name, pods...)
 	}
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1"})
-	s.writeSlice(t, "plain", map[string]string{"10.2.0.1": "a1", "10.2.0.3": "b1"})
-	s.writeSlice(t, "ordered", map[string]string{"10.3.0.1": "a1"})
 	return s
 }
 
-// relabel moves a node of the site to another unit.
-func (s site) relabel(t *testing.T, node, unit string) {
-	t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
-	if _, err := kubeClient.CoreV1().Nodes().Patch(context.Background(), s.node(node), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// writeSlice creates or replaces the one EndpointSlice of a Service, with
-// endpoints by address on the site's nodes.
-func (s site) writeSlice(t *testing.T, service string, endpoints map[string]string) {
-	t.Helper()
-	onNodes := map[string]string{}
-	for address, node := range endpoints {
-		onNodes[address] = s.node(node)
-	}
-	writeEndpointSlice(t, s.ns, service, onNodes)
-}
-
 // writeNamedSlice creates or replaces the EndpointSlice name of a Service,
-// with endpoints by address on the site's nodes.
+// with endpoints by address on the site's nodes, for a layout the
+// EndpointSlice controller does not give (each caller says which).
 func (s site) writeNamedSlice(t *testing.T, service, name string, endpoints map[string]string) {
 	t.Helper()
 	onNodes := map[string]string{}
@@ -112,22 +92,9 @@ func (s site) writeNamedSlice(t *testing.T, service, name string, endpoints map[
 	framework.WriteNamedEndpointSlice(t, kubeClient, s.ns, service, name, onNodes)
 }
 
-// writeEndpointSlice creates or replaces the one EndpointSlice of a Service
-// in ns, with ready endpoints by address on nodes.
-func writeEndpointSlice(t *testing.T, ns, service string, endpoints map[string]string) {
-	t.Helper()
-	framework.WriteEndpointSlice(t, kubeClient, ns, service, endpoints)
-}
-
 // addresses lists the endpoint addresses of views, sorted.
 func addresses(views ...*topologyv1alpha1.NodeEndpoints) []string {
 	return framework.Addresses(views...)
-}
-
-// view is the name of a node's view of the one EndpointSlice writeSlice
-// writes for a Service.
-func (s site) view(node, service string) string {
-	return topology.Name(s.node(node), framework.SliceName(service))
 }
 
 // viewsOf returns what a node routes to in the site's namespace, by Service
@@ -168,15 +135,16 @@ func (s site) expectViews(t *testing.T, node string, want map[string][]string) {
 func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 	s := newSite(t)
 	s.expectViews(t, "a1", map[string][]string{
-		"grid": {"10.1.0.1", "10.1.0.2"}, "plain": {"10.2.0.1", "10.2.0.3"}, "ordered": {"10.3.0.1"},
+		"grid": s.podIPs(t, "grid", "a1", "a2"), "plain": s.podIPs(t, "plain", "a1", "b1"), "ordered": s.podIPs(t, "ordered", "a1"),
 	})
 	// Unit b has no endpoint of ordered: its "*" tier takes them all.
 	s.expectViews(t, "b1", map[string][]string{
-		"grid": {"10.1.0.3"}, "plain": {"10.2.0.1", "10.2.0.3"}, "ordered": {"10.3.0.1"},
+		"grid": s.podIPs(t, "grid", "b1"), "plain": s.podIPs(t, "plain", "a1", "b1"), "ordered": s.podIPs(t, "ordered", "a1"),
 	})
 
 	ctx := context.Background()
-	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.view("b1", "grid"), metav1.GetOptions{})
+	gridSlice := s.controllerSlice(t, "grid")
+	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.view(t, "b1", "grid"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,11 +153,11 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 		t.Errorf("b1's view of grid: %+v", view)
 	}
 	// The slice keeps its source's name and labels.
-	if view.Slice.Name != framework.SliceName("grid") || view.Slice.Labels[discoveryv1.LabelServiceName] != "grid" ||
+	if view.Slice.Name != gridSlice || view.Slice.Labels[discoveryv1.LabelServiceName] != "grid" ||
 		view.Slice.AddressType != discoveryv1.AddressTypeIPv4 || len(view.Slice.Ports) != 1 {
 		t.Errorf("b1's view of grid's slice: %+v", view.Slice)
 	}
-	for _, name := range []string{topology.Name("no-such-node", framework.SliceName("grid")), topology.Name(s.node("b1"), "no-such-slice")} {
+	for _, name := range []string{topology.Name("no-such-node", gridSlice), topology.Name(s.node("b1"), "no-such-slice")} {
 		if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get %s: %v, want 404", name, err)
 		}
@@ -204,17 +172,22 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 	}
 
 	out := mustKubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node("a1"))
-	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE",
-		s.view("a1", "grid"), "AnyMatch(" + unitKey + ")", "10.1.0.1:8080,10.1.0.2:8080"} {
+	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE", s.view(t, "a1", "grid"), "AnyMatch(" + unitKey + ")"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl get nep lacks %q:\n%s", want, out)
 		}
+	}
+	row := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(s.view(t, "a1", "grid")) + `\s.*\s(\S+)\s+\S+$`).FindStringSubmatch(out)
+	if row == nil {
+		t.Errorf("kubectl get nep: no row of a1's view of grid:\n%s", out)
+	} else if err := endpointsColumn(row[1], "", sets.New(s.podIPs(t, "grid", "a1", "a2")...)); err != nil {
+		t.Errorf("kubectl get nep, a1's view of grid: %v:\n%s", err, out)
 	}
 }
 
 func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 	s := newSite(t)
-	s.expectViews(t, "a1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2"}})
+	s.expectViews(t, "a1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2")})
 	ctx := context.Background()
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
@@ -228,7 +201,7 @@ func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 	defer w.Stop()
 
 	start := time.Now()
-	s.relabel(t, "a1", "b")
+	s.label(t, "a1", unitKey, "b")
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
@@ -238,8 +211,8 @@ func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 				continue
 			}
 			// a1 takes its own endpoint along into unit b.
-			if got := addresses(view); !slices.Equal(got, []string{"10.1.0.1", "10.1.0.3"}) {
-				t.Fatalf("a1 in unit b routes grid to %v, want unit b's 10.1.0.1 and 10.1.0.3", got)
+			if got, want := addresses(view), s.podIPs(t, "grid", "a1", "b1"); !slices.Equal(got, want) {
+				t.Fatalf("a1 in unit b routes grid to %v, want the Pods of unit b %v", got, want)
 			}
 			t.Logf("relabel to watch event: %s", time.Since(start))
 			if elapsed := time.Since(start); elapsed > time.Second {
@@ -254,7 +227,7 @@ func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 
 func TestNodeEndpointsResourceVersionsAndPaging(t *testing.T) {
 	s := newSite(t)
-	s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.3"}})
+	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "b1")})
 	ctx := context.Background()
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
 	whole, err := views.List(ctx, metav1.ListOptions{})
@@ -314,7 +287,7 @@ func TestMalformedTopologyIsReported(t *testing.T) {
 	if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s.expectViews(t, "b1", map[string][]string{"grid": {"10.1.0.1", "10.1.0.2", "10.1.0.3"}})
+	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2", "b1")})
 	eventually(t, 10*time.Second, "a MalformedTopology Warning on the Service", func(ctx context.Context) error {
 		events, err := kubeClient.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grid,reason=MalformedTopology"})
 		if err != nil {

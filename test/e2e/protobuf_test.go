@@ -161,20 +161,10 @@ func protobufClientset(t *testing.T) versioned.Interface {
 
 func TestProtobufNodeEndpoints(t *testing.T) {
 	ctx := context.Background()
-	ns := testNamespace(t)
-	node := ns + "-edge"
-	if _, err := kubeClient.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}) })
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
-	}
-	if _, err := kubeClient.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.WriteEndpointSlice(t, kubeClient, ns, "web", map[string]string{"10.9.0.1": node})
+	s := newRuleSite(t, map[string]map[string]string{"edge": {}})
+	ns, node := s.ns, s.node("edge")
+	s.createService(t, "web", func(*corev1.Service) {})
+	s.runPods(t, "web", podOn{"edge", true})
 
 	onNode := metav1.ListOptions{FieldSelector: "nodeName=" + node}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -229,7 +219,7 @@ func TestProtobufNodeEndpoints(t *testing.T) {
 	t.Run("watch", func(t *testing.T) {
 		query := url.Values{"fieldSelector": {"nodeName=" + node}, "resourceVersion": {list.ResourceVersion}}
 		got := client.watchUntil(t, groupPath+"/namespaces/"+ns+"/nodeendpoints", query, func() {
-			framework.WriteEndpointSlice(t, kubeClient, ns, "web", map[string]string{"10.9.0.1": node, "10.9.0.2": node})
+			s.runPods(t, "web", podOn{"edge", true})
 		}, func(eventType watch.EventType, obj runtime.Object) bool {
 			view, ok := obj.(*topologyv1alpha1.NodeEndpoints)
 			return ok && eventType != watch.Bookmark && view.NodeName == node && len(framework.Addresses(view)) == 2

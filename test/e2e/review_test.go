@@ -37,8 +37,7 @@ import (
 
 // reviewSite is two units of one zone and a third in another zone, for a
 // Service that prefers the unit, then the zone, then any endpoint: a1 and
-// a2 in u1 (z1), b1 in u2 (z1), c1 in u3 (z2); two endpoints on a2, one on
-// c1.
+// a2 in u1 (z1), b1 in u2 (z1), c1 in u3 (z2); two Pods on a2, one on c1.
 func reviewSite(t *testing.T) ruleSite {
 	t.Helper()
 	s := newRuleSite(t, map[string]map[string]string{
@@ -48,8 +47,8 @@ func reviewSite(t *testing.T) ruleSite {
 	s.createService(t, "web", func(svc *corev1.Service) {
 		svc.Annotations[topology.AnnotationGridviewKeys] = unitKey + "," + zoneKey + ",*"
 	})
-	s.applySlice(t, "web", "", endpoint{"10.60.0.1", "a2", true}, endpoint{"10.60.0.2", "a2", true}, endpoint{"10.60.0.3", "c1", true})
-	s.expectNep(t, "b1", "web", "Ordered("+zoneKey+")", "10.60.0.1", "10.60.0.2")
+	s.runPods(t, "web", podOn{"a2", true}, podOn{"a2", true}, podOn{"c1", true})
+	s.expectNep(t, "b1", "web", "Ordered("+zoneKey+")", s.podIPs(t, "web", "a2")...)
 	return s
 }
 
@@ -83,7 +82,7 @@ func TestTopologyReview(t *testing.T) {
 				return fmt.Errorf("want rule Gridview, Ordered, route local")
 			case len(st.Tiers) != 3 || st.Tiers[0].Key != unitKey || st.Tiers[0].Value != s.unit("u1") || st.Tiers[0].Ready != 2 || st.Tiers[0].Total != 2 || !st.Tiers[0].Chosen || st.Tiers[1].Chosen:
 				return fmt.Errorf("want the unit tier u1 with 2 of 2 ready, chosen alone")
-			case !slices.Equal(st.Addresses, []string{"10.60.0.1", "10.60.0.2"}):
+			case !slices.Equal(st.Addresses, s.podIPs(t, "web", "a2")):
 				return fmt.Errorf("want the addresses of a2")
 			case !strings.Contains(st.Reason, unit("u1")):
 				return fmt.Errorf("the reason does not name %s", unit("u1"))
@@ -103,13 +102,13 @@ func TestTopologyReview(t *testing.T) {
 			t.Errorf("the reason %q does not say it fell back from %s to %s", st.Reason, unit("u2"), zone)
 		}
 		// A what-if changes nothing: a1 still routes inside u1.
-		s.expectNep(t, "a1", "web", "Ordered("+unitKey+")", "10.60.0.1", "10.60.0.2")
+		s.expectNep(t, "a1", "web", "Ordered("+unitKey+")", s.podIPs(t, "web", "a2")...)
 	})
 	t.Run("what if the nodes of its unit went down", func(t *testing.T) {
 		st := s.review(t, topologyv1alpha1.TopologyReviewSpec{NodeName: s.node("a1"), ServiceName: "web", UnreadyNodes: []string{s.node("a2")}},
 			func(st topologyv1alpha1.TopologyReviewStatus) error {
 				if st.Route != "fallback-2" || st.Tiers[0].Ready != 0 || st.Tiers[0].Total != 2 || st.Tiers[1].Ready != 0 || !st.Tiers[2].Chosen ||
-					!slices.Equal(st.Addresses, []string{"10.60.0.3"}) {
+					!slices.Equal(st.Addresses, s.podIPs(t, "web", "c1")) {
 					return fmt.Errorf("want u1 and z1 without a ready endpoint and a fallback to c1's")
 				}
 				return nil

@@ -18,8 +18,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,10 +28,11 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/test/e2e/framework"
-	"github.com/gridview/gridview/test/localcluster"
 )
 
 // zoneKey is the node label of native topology, which kube-proxy reads too.
@@ -45,11 +44,20 @@ const zoneKey = corev1.LabelTopologyZone
 type ruleSite struct {
 	site
 	nodes map[string]map[string]string
+	// ips holds, by Service and node, the IPs of the Pods runPods ran, in
+	// the order it ran them.
+	ips map[string]map[string][]string
 }
 
 func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 	t.Helper()
-	s := ruleSite{site: site{ns: testNamespace(t)}, nodes: map[string]map[string]string{}}
+	s := ruleSite{site: site{ns: testNamespace(t)}, nodes: map[string]map[string]string{}, ips: map[string]map[string][]string{}}
+	t.Cleanup(func() {
+		deleteNamespaceAndPods(t, s.ns)
+		for name := range s.nodes {
+			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), s.node(name), metav1.DeleteOptions{})
+		}
+	})
 	for name, labels := range nodes {
 		s.nodes[name] = map[string]string{}
 		for key, value := range labels {
@@ -59,10 +67,6 @@ func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 		if _, err := kubeClient.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			deleteNamespaceAndWait(t, s.ns, 90*time.Second)
-			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
-		})
 	}
 	return s
 }
@@ -78,65 +82,27 @@ func (s ruleSite) label(t *testing.T, name, key, value string) {
 	}
 }
 
-// createService creates a Service of port 80 in the site's namespace.
+// createService creates a Service of port 80 in the site's namespace,
+// labelled and selecting app=<name>, the Pods runPods runs for it, on their
+// port.
 func (s ruleSite) createService(t *testing.T, name string, mutate func(*corev1.Service)) {
 	t.Helper()
+	if err := s.tryCreateService(name, mutate); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryCreateService is createService for a test that expects kube-apiserver
+// may refuse the Service.
+func (s ruleSite) tryCreateService(name string, mutate func(*corev1.Service)) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}, Annotations: map[string]string{}},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(echoPort)}}},
 	}
 	mutate(svc)
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(context.Background(), svc, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// endpoint is one endpoint of a slice the test writes, on a node of the site.
-type endpoint struct {
-	addr, node string
-	ready      bool
-}
-
-// applySlice writes the one EndpointSlice of a Service, each endpoint in
-// the zone of its node, with the hints the EndpointSlice controller writes
-// for trafficDistribution (k8s.io/endpointslice/trafficdist,
-// preferCloseHeuristic): a ready endpoint is hinted for its own zone, and
-// with PreferSameNode for its own node too; a not-ready one gets none. An
-// empty distribution writes no hints.
-func (s ruleSite) applySlice(t *testing.T, service, distribution string, endpoints ...endpoint) {
-	t.Helper()
-	slice := &discoveryv1.EndpointSlice{
-		TypeMeta:    metav1.TypeMeta{APIVersion: discoveryv1.SchemeGroupVersion.String(), Kind: "EndpointSlice"},
-		ObjectMeta:  metav1.ObjectMeta{Name: framework.SliceName(service), Labels: map[string]string{discoveryv1.LabelServiceName: service}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Port: ptr.To[int32](8080)}},
-	}
-	for _, ep := range endpoints {
-		e := discoveryv1.Endpoint{
-			Addresses: []string{ep.addr}, NodeName: ptr.To(s.node(ep.node)),
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ep.ready)},
-		}
-		if zone, ok := s.nodes[ep.node][zoneKey]; ok {
-			e.Zone = ptr.To(zone)
-		}
-		if ep.ready && distribution != "" && e.Zone != nil {
-			e.Hints = &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: *e.Zone}}}
-			if distribution == corev1.ServiceTrafficDistributionPreferSameNode {
-				e.Hints.ForNodes = []discoveryv1.ForNode{{Name: *e.NodeName}}
-			}
-		}
-		slice.Endpoints = append(slice.Endpoints, e)
-	}
-	data, err := json.Marshal(slice)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Server-side apply: one call creates or replaces it, endpoints being an
-	// atomic list.
-	if _, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Patch(context.Background(), slice.Name, types.ApplyPatchType, data,
-		metav1.PatchOptions{FieldManager: "e2e", Force: ptr.To(true)}); err != nil {
-		t.Fatalf("applying the EndpointSlice of %s/%s: %v", s.ns, service, err)
-	}
+	_, err := kubeClient.CoreV1().Services(s.ns).Create(context.Background(), svc, metav1.CreateOptions{})
+	return err
 }
 
 // podOn is one Pod of a Service the test runs, on a node of the site.
@@ -145,75 +111,187 @@ type podOn struct {
 	ready bool
 }
 
+// podName names the Service's i-th Pod on node: <service>-<node>, then
+// <service>-<node>-2 and on.
+func podName(service, node string, i int) string {
+	if i == 0 {
+		return service + "-" + node
+	}
+	return fmt.Sprintf("%s-%s-%d", service, node, i+1)
+}
+
 // runPods runs one Pod per entry for a Service (label app=<service>, which
-// the Service must select), named <service>-<node> and bound to its node,
-// waits until kwok has run them, makes those not ready so (the condition
-// kubelet would write after a failed readiness probe), and waits until the
-// EndpointSlice controller has written every one, ready or not. It returns
-// their IPs by node.
-func (s ruleSite) runPods(t *testing.T, service string, pods ...podOn) map[string]string {
+// the Service must select), named by podName and bound to its node, waits
+// until kwok has run them, makes those not ready so (the condition kubelet
+// would write after a failed readiness probe), and waits until the
+// EndpointSlice controller has written every one, ready or not. podIPs
+// reads their IPs.
+func (s ruleSite) runPods(t *testing.T, service string, pods ...podOn) {
 	t.Helper()
 	ctx := context.Background()
-	for _, p := range pods {
-		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, podOnNode(service+"-"+p.node, service, s.node(p.node)), metav1.CreateOptions{}); err != nil {
+	if s.ips[service] == nil {
+		s.ips[service] = map[string][]string{}
+	}
+	names := make([]string, len(pods))
+	earlier := map[string]int{}
+	for i, p := range pods {
+		names[i] = podName(service, p.node, len(s.ips[service][p.node])+earlier[p.node])
+		earlier[p.node]++
+		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, podOnNode(names[i], service, s.node(p.node)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ips := map[string]string{}
+	ips := make([]string, len(pods))
 	eventually(t, time.Minute, "the Pods of "+service+" running", func(ctx context.Context) error {
-		for _, p := range pods {
-			got, err := kubeClient.CoreV1().Pods(s.ns).Get(ctx, service+"-"+p.node, metav1.GetOptions{})
+		for i, name := range names {
+			got, err := kubeClient.CoreV1().Pods(s.ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if got.Status.Phase != corev1.PodRunning || got.Status.PodIP == "" {
 				return fmt.Errorf("Pod %s: %s, IP %q", got.Name, got.Status.Phase, got.Status.PodIP)
 			}
-			ips[p.node] = got.Status.PodIP
+			ips[i] = got.Status.PodIP
 		}
 		return nil
 	})
-	for _, p := range pods {
+	want := map[string]bool{}
+	for i, p := range pods {
+		s.ips[service][p.node] = append(s.ips[service][p.node], ips[i])
 		if !p.ready {
-			s.setReady(t, service, p.node, false)
+			s.patchReady(t, names[i], false)
 		}
+		want[ips[i]] = p.ready
 	}
-	eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
-		list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
-		if err != nil {
-			return err
+	s.awaitWritten(t, service, want)
+}
+
+// podIPs lists, sorted, the IPs of the Service's Pods runPods ran on the
+// nodes given.
+func (s ruleSite) podIPs(t *testing.T, service string, nodes ...string) []string {
+	t.Helper()
+	ips := []string{}
+	for _, node := range nodes {
+		if len(s.ips[service][node]) == 0 {
+			t.Fatalf("no Pod of %s runs on %s", service, node)
 		}
-		ready := map[string]bool{}
-		for _, slice := range list.Items {
-			for _, ep := range slice.Endpoints {
-				for _, addr := range ep.Addresses {
-					ready[addr] = ptr.Deref(ep.Conditions.Ready, true)
-				}
-			}
-		}
-		for _, p := range pods {
-			if got, ok := ready[ips[p.node]]; !ok || got != p.ready {
-				return fmt.Errorf("the Pod on %s (%s): written %t, ready %t; want ready %t", p.node, ips[p.node], ok, got, p.ready)
-			}
-		}
-		return nil
-	})
+		ips = append(ips, s.ips[service][node]...)
+	}
+	slices.Sort(ips)
 	return ips
 }
 
-// setReady sets the Ready condition of the Service's Pod on node, as kubelet
-// does when the Pod's readiness probe changes.
+// onlyPod names the Service's one Pod on node, and its IP.
+func (s ruleSite) onlyPod(t *testing.T, service, node string) (name, ip string) {
+	t.Helper()
+	if ips := s.ips[service][node]; len(ips) != 1 {
+		t.Fatalf("%d Pods of %s run on %s, want one", len(ips), service, node)
+	}
+	return podName(service, node, 0), s.ips[service][node][0]
+}
+
+// setReady sets the Ready condition of the Service's one Pod on node, as
+// kubelet does when the Pod's readiness probe changes, and waits until the
+// EndpointSlice controller has written it.
 func (s ruleSite) setReady(t *testing.T, service, node string, ready bool) {
+	t.Helper()
+	name, ip := s.onlyPod(t, service, node)
+	s.patchReady(t, name, ready)
+	s.awaitWritten(t, service, map[string]bool{ip: ready})
+}
+
+func (s ruleSite) patchReady(t *testing.T, pod string, ready bool) {
 	t.Helper()
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
 	}
 	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
-	if _, err := kubeClient.CoreV1().Pods(s.ns).Patch(context.Background(), service+"-"+node, types.StrategicMergePatchType, []byte(patch),
+	if _, err := kubeClient.CoreV1().Pods(s.ns).Patch(context.Background(), pod, types.StrategicMergePatchType, []byte(patch),
 		metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// deletePod deletes the Service's one Pod on node at once, as after its
+// kubelet confirmed it stopped, and waits until the EndpointSlice
+// controller has taken it out.
+func (s ruleSite) deletePod(t *testing.T, service, node string) {
+	t.Helper()
+	name, ip := s.onlyPod(t, service, node)
+	if err := kubeClient.CoreV1().Pods(s.ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	delete(s.ips[service], node)
+	eventually(t, time.Minute, "the EndpointSlice controller taking "+name+" out", func(ctx context.Context) error {
+		written, err := s.writtenReadiness(ctx, service)
+		if _, ok := written[ip]; err == nil && ok {
+			err = fmt.Errorf("%s is still an endpoint", ip)
+		}
+		return err
+	})
+}
+
+// awaitWritten waits until the EndpointSlice controller has written the
+// Service's endpoints of the addresses given, ready as given.
+func (s ruleSite) awaitWritten(t *testing.T, service string, want map[string]bool) {
+	t.Helper()
+	eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
+		written, err := s.writtenReadiness(ctx, service)
+		if err != nil {
+			return err
+		}
+		for ip, ready := range want {
+			if got, ok := written[ip]; !ok || got != ready {
+				return fmt.Errorf("the Pod of %s: written %t, ready %t; want ready %t", ip, ok, got, ready)
+			}
+		}
+		return nil
+	})
+}
+
+// writtenReadiness maps the addresses of the Service's EndpointSlices to
+// their readiness.
+func (s ruleSite) writtenReadiness(ctx context.Context, service string) (map[string]bool, error) {
+	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+	if err != nil {
+		return nil, err
+	}
+	ready := map[string]bool{}
+	for _, slice := range list.Items {
+		for _, ep := range slice.Endpoints {
+			for _, addr := range ep.Addresses {
+				ready[addr] = ptr.Deref(ep.Conditions.Ready, true)
+			}
+		}
+	}
+	return ready, nil
+}
+
+// controllerSlice is the name of the one EndpointSlice the EndpointSlice
+// controller writes for a Service of at most 100 Pods.
+func (s ruleSite) controllerSlice(t *testing.T, service string) string {
+	t.Helper()
+	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(context.Background(), metav1.ListOptions{
+		LabelSelector: discoveryv1.LabelServiceName + "=" + service + "," + discoveryv1.LabelManagedBy + "=" + endpointSliceController})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("the EndpointSlice controller wrote %d slices of %s, want one", len(list.Items), service)
+	}
+	return list.Items[0].Name
+}
+
+// endpointSliceController is the managed-by label value of the slices the
+// EndpointSlice controller writes.
+const endpointSliceController = "endpointslice-controller.k8s.io"
+
+// view is the name of a node's view of the one EndpointSlice the
+// EndpointSlice controller writes for a Service.
+func (s ruleSite) view(t *testing.T, node, service string) string {
+	t.Helper()
+	return topology.Name(s.node(node), s.controllerSlice(t, service))
 }
 
 // expectNep waits until the node's views of the Service hold exactly the
@@ -253,83 +331,4 @@ func (s ruleSite) expectNep(t *testing.T, node, service, rule string, want ...st
 		}
 		return nil
 	})
-}
-
-// kubeProxy is a real kube-proxy running in a node's network namespace.
-type kubeProxy struct {
-	n    *localcluster.NodeNetns
-	proc *localcluster.Process
-}
-
-// expect waits until kube-proxy sends the Service's port 80 to exactly the
-// addresses given.
-func (k kubeProxy) expect(t *testing.T, ns, service string, want ...string) {
-	t.Helper()
-	expectProgrammed(t, k.n, k.proc, ns, service, 80, slices.Sorted(slices.Values(want)))
-}
-
-// awaitSynced waits until kube-proxy has programmed its first ruleset: it
-// starts its sync loop only after registering for its Node's topology
-// labels.
-func (k kubeProxy) awaitSynced(t *testing.T) {
-	t.Helper()
-	eventually(t, kubeProxyTimeout, "kube-proxy of "+k.n.NodeName+" programming its first ruleset", func(ctx context.Context) error {
-		if err := k.proc.Exited(); err != nil {
-			return err
-		}
-		nftCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		ruleset, err := k.n.NftRuleset(nftCtx)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(ruleset, "table ip kube-proxy {") {
-			return errors.New("no kube-proxy table yet")
-		}
-		return nil
-	})
-}
-
-// startWrappedKubeProxy runs gridview-wrapper and a kube-proxy reading
-// through it in n. The Node's address is the caller's to set.
-func startWrappedKubeProxy(t *testing.T, n *localcluster.NodeNetns) kubeProxy {
-	t.Helper()
-	w := startWrapper(t, n)
-	proc, err := n.StartKubeProxy(w.kubeconfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kubeProxy{n: n, proc: proc}
-}
-
-// proxyPair is two real kube-proxies of one node, each in a network
-// namespace of its own: direct reads kube-apiserver as without gridview and
-// applies the slices' hints; wrapped reads the node's views through
-// gridview-wrapper.
-type proxyPair struct {
-	direct, wrapped kubeProxy
-}
-
-func startProxyPair(t *testing.T, ns, node string) proxyPair {
-	t.Helper()
-	direct := nodeNetns(t, node)
-	// kube-proxy exits when its Node's addresses change, so both read one:
-	// the first namespace's, which ClusterIP rules do not depend on.
-	p := proxyPair{direct: kubeProxy{n: direct, proc: startKubeProxy(t, direct, nodeProxierKubeconfig(t, ns))}}
-	p.wrapped = startWrappedKubeProxy(t, nodeNetns(t, node))
-	return p
-}
-
-// awaitSynced waits until both kube-proxies have programmed a ruleset.
-func (p proxyPair) awaitSynced(t *testing.T) {
-	t.Helper()
-	p.direct.awaitSynced(t)
-	p.wrapped.awaitSynced(t)
-}
-
-// expect waits until both kube-proxies send the Service to exactly want.
-func (p proxyPair) expect(t *testing.T, ns, service string, want ...string) {
-	t.Helper()
-	p.direct.expect(t, ns, service, want...)
-	p.wrapped.expect(t, ns, service, want...)
 }

@@ -47,14 +47,14 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	s.createService(t, "yurt", func(svc *corev1.Service) {
 		svc.Annotations[topology.AnnotationOpenYurtTopologyKeys] = "openyurt.io/nodepool"
 	})
-	s.applySlice(t, "yurt", "", endpoint{"10.21.0.2", "a2", true}, endpoint{"10.21.0.3", "b1", true}, endpoint{"10.21.0.4", "c1", true})
 	s.createService(t, "plain", func(*corev1.Service) {})
-	s.applySlice(t, "plain", "", endpoint{"10.22.0.2", "a2", true}, endpoint{"10.22.0.3", "b1", true}, endpoint{"10.22.0.4", "c1", true})
 	s.createService(t, "capacity", func(svc *corev1.Service) {
 		svc.Annotations[topology.AnnotationGridviewKeys] = unitKey + "," + zoneKey + ",*"
 		svc.Annotations[topology.AnnotationMinReady] = "2"
 	})
-	s.applySlice(t, "capacity", "", endpoint{"10.23.0.2", "a2", true}, endpoint{"10.23.0.3", "b1", true}, endpoint{"10.23.0.4", "c1", true})
+	for _, service := range []string{"yurt", "plain", "capacity"} {
+		s.runPods(t, service, podOn{"a2", true}, podOn{"b1", true}, podOn{"c1", true})
+	}
 
 	n := nodeNetns(t, s.node("a1"))
 	if err := cluster.SetNodeInternalIP(context.Background(), n.NodeName, n.IP); err != nil {
@@ -69,32 +69,31 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 
 	// OpenYurt: one key, a hard filter. a1's pool p1 holds b1 alone.
 	t.Run("openyurt nodepool", func(t *testing.T) {
-		expect(t, "yurt", "OpenYurt", "10.21.0.3")
+		expect(t, "yurt", "OpenYurt", s.podIPs(t, "yurt", "b1")...)
 		// Without an endpoint in the pool nothing is left: no fallback.
-		s.applySlice(t, "yurt", "", endpoint{"10.21.0.2", "a2", true}, endpoint{"10.21.0.4", "c1", true})
+		s.deletePod(t, "yurt", "b1")
 		expect(t, "yurt", "OpenYurt")
 	})
 
 	// The Namespace's keys apply to plain, which has no rule of its own, and
 	// follow every change of the Namespace live.
 	t.Run("namespace default changed live", func(t *testing.T) {
-		expect(t, "plain", "None", "10.22.0.2", "10.22.0.3", "10.22.0.4")
+		expect(t, "plain", "None", s.podIPs(t, "plain", "a2", "b1", "c1")...)
 		s.annotateNamespace(t, unitKey)
-		expect(t, "plain", "Namespace", "10.22.0.2")
+		expect(t, "plain", "Namespace", s.podIPs(t, "plain", "a2")...)
 		s.annotateNamespace(t, zoneKey)
-		expect(t, "plain", "Namespace", "10.22.0.2", "10.22.0.3")
+		expect(t, "plain", "Namespace", s.podIPs(t, "plain", "a2", "b1")...)
 		s.annotateNamespace(t, "")
-		expect(t, "plain", "None", "10.22.0.2", "10.22.0.3", "10.22.0.4")
+		expect(t, "plain", "None", s.podIPs(t, "plain", "a2", "b1", "c1")...)
 	})
 
 	// min-ready "2": unit a holds one ready endpoint, so a1 routes to its
 	// zone, which holds two; a second ready endpoint in unit a brings the
 	// unit back.
 	t.Run("min-ready gates the unit", func(t *testing.T) {
-		expect(t, "capacity", "Ordered("+zoneKey+")", "10.23.0.2", "10.23.0.3")
-		s.applySlice(t, "capacity", "", endpoint{"10.23.0.1", "a1", true}, endpoint{"10.23.0.2", "a2", true},
-			endpoint{"10.23.0.3", "b1", true}, endpoint{"10.23.0.4", "c1", true})
-		expect(t, "capacity", "Ordered("+unitKey+")", "10.23.0.1", "10.23.0.2")
+		expect(t, "capacity", "Ordered("+zoneKey+")", s.podIPs(t, "capacity", "a2", "b1")...)
+		s.runPods(t, "capacity", podOn{"a1", true})
+		expect(t, "capacity", "Ordered("+unitKey+")", s.podIPs(t, "capacity", "a1", "a2")...)
 	})
 }
 

@@ -89,18 +89,29 @@ func expectViewEvent(t *testing.T, w watch.Interface, want watch.EventType, name
 // One NodeEndpoints per node and source EndpointSlice: a node has a view of
 // each slice it routes to an endpoint of, and a change of one slice reaches
 // it as one event of that slice's view, never of the Service's others.
+// The slices are written by hand: the test is about which endpoints share a
+// slice, which the EndpointSlice controller decides on its own, and about
+// one event per write, where a Pod's start is several.
 func TestNodeEndpointsPerSlice(t *testing.T) {
-	s := newSite(t)
+	s := newRuleSite(t, siteNodes)
 	ctx := context.Background()
-	// grid-y has no endpoint in unit a after the second write, grid-z none
-	// until the fourth.
-	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.2": "a2", "10.1.1.3": "b1"})
-	s.writeNamedSlice(t, "grid", "grid-z", map[string]string{"10.1.2.3": "b1"})
-	s.expectSliceViews(t, "a1", "grid", map[string][]string{"grid-x": {"10.1.0.1", "10.1.0.2"}, "grid-y": {"10.1.1.2"}})
-	s.expectSliceViews(t, "b1", "grid", map[string][]string{"grid-x": {"10.1.0.3"}, "grid-y": {"10.1.1.3"}, "grid-z": {"10.1.2.3"}})
+	layout := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "layout", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, layout, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// layout-y has no endpoint in unit a after the second write, layout-z
+	// none until the fourth.
+	s.writeNamedSlice(t, "layout", "layout-x", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1"})
+	s.writeNamedSlice(t, "layout", "layout-y", map[string]string{"10.1.1.2": "a2", "10.1.1.3": "b1"})
+	s.writeNamedSlice(t, "layout", "layout-z", map[string]string{"10.1.2.3": "b1"})
+	s.expectSliceViews(t, "a1", "layout", map[string][]string{"layout-x": {"10.1.0.1", "10.1.0.2"}, "layout-y": {"10.1.1.2"}})
+	s.expectSliceViews(t, "b1", "layout", map[string][]string{"layout-x": {"10.1.0.3"}, "layout-y": {"10.1.1.3"}, "layout-z": {"10.1.2.3"}})
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	if _, err := views.Get(ctx, topology.Name(s.node("a1"), "grid-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("a1's view of grid-z, which it routes to no endpoint of: %v, want 404", err)
+	if _, err := views.Get(ctx, topology.Name(s.node("a1"), "layout-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a1's view of layout-z, which it routes to no endpoint of: %v, want 404", err)
 	}
 	// A Service without slices has no view at all (checked at the end,
 	// once the feed has applied later changes).
@@ -118,28 +129,30 @@ func TestNodeEndpointsPerSlice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	gridX, gridY, gridZ := s.view("a1", "grid"), topology.Name(s.node("a1"), "grid-y"), topology.Name(s.node("a1"), "grid-z")
+	layoutX, layoutY, layoutZ := topology.Name(s.node("a1"), "layout-x"), topology.Name(s.node("a1"), "layout-y"), topology.Name(s.node("a1"), "layout-z")
 	// Each step's event is the next one: an event for another slice in
 	// between would fail the step after.
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1", "10.1.0.4": "a2"})
-	expectViewEvent(t, w, watch.Modified, gridX, "10.1.0.1", "10.1.0.2", "10.1.0.4")
-	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.2": "b1", "10.1.1.3": "b1"})
-	expectViewEvent(t, w, watch.Deleted, gridY)
-	s.writeNamedSlice(t, "grid", "grid-z", map[string]string{"10.1.2.1": "a1", "10.1.2.3": "b1"})
-	expectViewEvent(t, w, watch.Added, gridZ, "10.1.2.1")
-	if err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Delete(ctx, "grid-z", metav1.DeleteOptions{}); err != nil {
+	s.writeNamedSlice(t, "layout", "layout-x", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1", "10.1.0.4": "a2"})
+	expectViewEvent(t, w, watch.Modified, layoutX, "10.1.0.1", "10.1.0.2", "10.1.0.4")
+	s.writeNamedSlice(t, "layout", "layout-y", map[string]string{"10.1.1.2": "b1", "10.1.1.3": "b1"})
+	expectViewEvent(t, w, watch.Deleted, layoutY)
+	s.writeNamedSlice(t, "layout", "layout-z", map[string]string{"10.1.2.1": "a1", "10.1.2.3": "b1"})
+	expectViewEvent(t, w, watch.Added, layoutZ, "10.1.2.1")
+	if err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Delete(ctx, "layout-z", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	expectViewEvent(t, w, watch.Deleted, gridZ)
-	s.expectSliceViews(t, "a1", "grid", map[string][]string{"grid-x": {"10.1.0.1", "10.1.0.2", "10.1.0.4"}})
-	s.expectSliceViews(t, "b1", "grid", map[string][]string{"grid-x": {"10.1.0.3"}, "grid-y": {"10.1.1.2", "10.1.1.3"}})
+	expectViewEvent(t, w, watch.Deleted, layoutZ)
+	s.expectSliceViews(t, "a1", "layout", map[string][]string{"layout-x": {"10.1.0.1", "10.1.0.2", "10.1.0.4"}})
+	s.expectSliceViews(t, "b1", "layout", map[string][]string{"layout-x": {"10.1.0.3"}, "layout-y": {"10.1.1.2", "10.1.1.3"}})
 	if list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "serviceName=empty"}); err != nil || len(list.Items) != 0 {
 		t.Errorf("views of a Service without slices: %v, %v; want none", list, err)
 	}
 }
 
 // NodeEndpoints carry their Service's labels, whatever their slice's: label
-// selectors select by Service, alone or with the field selectors.
+// selectors select by Service, alone or with the field selectors. grid-y is
+// written by hand, with labels other than its Service's: the EndpointSlice
+// controller copies the Service's labels to the slices it writes.
 func TestNodeEndpointsLabelSelectors(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
@@ -149,6 +162,7 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	view := func(node, service string) string { return s.view(t, node, service) }
 	for _, tc := range []struct {
 		name string
 		opts metav1.ListOptions
@@ -156,13 +170,13 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 	}{
 		// grid-y's only endpoint is in unit b: a1 and a2 have no view of it.
 		{name: "the Service's new label", opts: metav1.ListOptions{LabelSelector: "tier=edge"},
-			want: []string{s.view("a1", "grid"), s.view("a2", "grid"), s.view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
+			want: []string{view("a1", "grid"), view("a2", "grid"), view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
 		{name: "a label and a node", opts: metav1.ListOptions{LabelSelector: "app=grid,tier=edge", FieldSelector: "nodeName=" + s.node("b1")},
-			want: []string{s.view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
+			want: []string{view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
 		{name: "a set-based selector and a node", opts: metav1.ListOptions{LabelSelector: "app notin (grid)", FieldSelector: "nodeName=" + s.node("a1")},
-			want: []string{s.view("a1", "ordered"), s.view("a1", "plain")}},
+			want: []string{view("a1", "ordered"), view("a1", "plain")}},
 		{name: "a label and a Service", opts: metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "serviceName=plain"},
-			want: []string{s.view("a1", "plain"), s.view("a2", "plain"), s.view("b1", "plain")}},
+			want: []string{view("a1", "plain"), view("a2", "plain"), view("b1", "plain")}},
 		{name: "a slice's label is not a view's", opts: metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=grid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,7 +204,8 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 
 // One endpoint's readiness flipped in a Service of ten slices, which prunes
 // nothing, reaches a node's watcher as one event: that slice's view, about a
-// tenth of the Service, as kube-proxy gets it from EndpointSlices.
+// tenth of the Service, as kube-proxy gets it from EndpointSlices. Written by
+// hand: the EndpointSlice controller would need 901 Pods for ten slices.
 func TestNodeEndpointsOneEndpointFlipSendsOneSlice(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()

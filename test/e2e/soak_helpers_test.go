@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 const (
@@ -139,8 +140,11 @@ func newSoakCluster(t *testing.T) *soakCluster {
 	return s
 }
 
+// writeSlice writes the one slice of a Service by hand: the soak moves an
+// endpoint to another node in one write, at a rate and in a seeded order
+// that Pods, which never change nodes, cannot give.
 func (s *soakCluster) writeSlice(service string) {
-	writeEndpointSlice(s.t, s.ns, service, s.endpoints[service])
+	framework.WriteEndpointSlice(s.t, kubeClient, s.ns, service, s.endpoints[service])
 }
 
 // change makes one random change and returns the marker it set, if any.

@@ -67,22 +67,15 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 		{name: "zone-to-cluster", distribution: sameZone, pods: []podOn{{"z1b", false}, {"z2a", true}},
 			want: []string{"z2a"}, view: []string{"z1b", "z2a"}, rule: "Ordered(*) Native(PreferSameZone)"},
 	}
-	ips := map[string]map[string]string{}
 	for _, svc := range services {
-		s.createService(t, svc.name, func(service *corev1.Service) {
-			service.Spec.TrafficDistribution = &svc.distribution
-			service.Spec.Selector = map[string]string{"app": svc.name}
-		})
-		ips[svc.name] = s.runPods(t, svc.name, svc.pods...)
+		s.createService(t, svc.name, func(service *corev1.Service) { service.Spec.TrafficDistribution = &svc.distribution })
+		s.runPods(t, svc.name, svc.pods...)
 	}
 	// topology-mode Auto: gridview leaves the hints, which the controller
 	// gives in proportion to each zone's CPUs, to kube-proxy, which applies
 	// them the same on both paths.
-	s.createService(t, "auto", func(service *corev1.Service) {
-		service.Annotations[corev1.AnnotationTopologyMode] = "Auto"
-		service.Spec.Selector = map[string]string{"app": "auto"}
-	})
-	ips["auto"] = s.runPods(t, "auto", podOn{"z1a", true}, podOn{"z1b", true}, podOn{"z2a", true})
+	s.createService(t, "auto", func(service *corev1.Service) { service.Annotations[corev1.AnnotationTopologyMode] = "Auto" })
+	s.runPods(t, "auto", podOn{"z1a", true}, podOn{"z1b", true}, podOn{"z2a", true})
 	// The controller gives topology-mode Auto's hints only while every
 	// Ready Node of the cluster has a zone and CPUs: another test's Node
 	// left behind would take them away.
@@ -100,35 +93,28 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 		}
 		return nil
 	})
-	addresses := func(service string, nodes ...string) []string {
-		var out []string
-		for _, node := range nodes {
-			out = append(out, ips[service][node])
-		}
-		return out
-	}
 
 	for _, svc := range services {
-		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.ns, svc.name, addresses(svc.name, svc.want...)...) })
+		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.ns, svc.name, s.podIPs(t, svc.name, svc.want...)...) })
 	}
-	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", addresses("auto", "z1a", "z1b")...) })
+	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", s.podIPs(t, "auto", "z1a", "z1b")...) })
 
 	// The views are pruned centrally, the tier chosen named; a tier's
 	// endpoints that are not ready stay in it, for kube-proxy to skip.
 	for _, svc := range services {
 		if svc.view != nil {
-			s.expectNep(t, "z1a", svc.name, svc.rule, addresses(svc.name, svc.view...)...)
+			s.expectNep(t, "z1a", svc.name, svc.rule, s.podIPs(t, svc.name, svc.view...)...)
 		}
 	}
-	s.expectNep(t, "z1a", "auto", "Hints", addresses("auto", "z1a", "z1b", "z2a")...)
+	s.expectNep(t, "z1a", "auto", "Hints", s.podIPs(t, "auto", "z1a", "z1b", "z2a")...)
 
 	// Readiness returns live: the preferred tier takes over again.
 	t.Run("node endpoint ready again", func(t *testing.T) {
 		s.setReady(t, "node-to-zone", "z1a", true)
-		proxies.expect(t, s.ns, "node-to-zone", addresses("node-to-zone", "z1a")...)
+		proxies.expect(t, s.ns, "node-to-zone", s.podIPs(t, "node-to-zone", "z1a")...)
 	})
 	t.Run("zone endpoint ready again", func(t *testing.T) {
 		s.setReady(t, "zone-to-cluster", "z1b", true)
-		proxies.expect(t, s.ns, "zone-to-cluster", addresses("zone-to-cluster", "z1b")...)
+		proxies.expect(t, s.ns, "zone-to-cluster", s.podIPs(t, "zone-to-cluster", "z1b")...)
 	})
 }

@@ -28,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/pkg/topology"
@@ -52,8 +51,6 @@ func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 	ns, unitA := s.ns, s.unit("a")
 	s.createService(t, "web", func(svc *corev1.Service) {
 		svc.Annotations[topology.AnnotationTopologyKeys] = `["` + unitKey + `"]`
-		svc.Spec.Selector = map[string]string{"app": "web"}
-		svc.Spec.Ports[0].TargetPort = intstr.FromInt32(8080)
 	})
 	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(30, unitA, s.unit("b")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -117,10 +114,25 @@ func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 	t.Logf("%s followed the rollout through %d changes of its ruleset", n.NodeName, changes)
 }
 
+// deleteNamespaceAndPods deletes ns and, at once, its Pods, and lets the
+// namespace go in the background. Cleanups call it before they delete the
+// Nodes the namespace's Pods ran on: kwok runs no Pod of a deleted Node,
+// whose Pods would then stay until kube's Pod garbage collection. A
+// terminating namespace takes no new Pod: none of its controllers' comes
+// back.
+func deleteNamespaceAndPods(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := kubeClient.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+	}
+	if err := kubeClient.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}, metav1.ListOptions{}); err != nil {
+		t.Error(err)
+	}
+}
+
 // deleteNamespaceAndWait deletes ns and waits, at most timeout, until it is
-// gone. Cleanups call it before they delete the Nodes the namespace's Pods
-// ran on: kwok runs no Pod of a deleted Node, whose Pods would then stay
-// until kube's Pod garbage collection.
+// gone.
 func deleteNamespaceAndWait(t *testing.T, ns string, timeout time.Duration) {
 	t.Helper()
 	ctx := context.Background()
@@ -197,11 +209,14 @@ func webDeployment(replicas int32, units ...string) *appsv1.Deployment {
 	}
 }
 
+// echoPort is the port of echoContainer, which the Services target.
+const echoPort = 8080
+
 // echoContainer is the one container of every Pod the tests run: kwok runs
 // none of it, and its port is what the Services target.
 func echoContainer() corev1.Container {
 	return corev1.Container{Name: "echo", Image: "registry.k8s.io/e2e-test-images/agnhost:2.53",
-		Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}
+		Ports: []corev1.ContainerPort{{ContainerPort: echoPort}}}
 }
 
 // podOnNode is a Pod labelled app=app, bound to node without the scheduler.

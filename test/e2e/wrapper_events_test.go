@@ -36,7 +36,7 @@ import (
 // what kube-proxy writes, and cannot impersonate anyone.
 // TestWrapperFeedsKubeProxyItsNodesView shows kube-proxy's own Events pass.
 func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
-	s := newSite(t)
+	s := newRuleSite(t, siteNodes)
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)
 	node := n.NodeName

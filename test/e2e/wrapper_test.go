@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,15 +35,16 @@ import (
 // node's view holds; TestKubeProxyControlSeesEveryEndpoint is the control.
 func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	s := newSite(t)
-	// ordered ("unit,*") gets endpoints in unit b only: a1 falls back to "*".
-	s.writeSlice(t, "ordered", map[string]string{"10.3.0.3": "b1", "10.3.0.4": "b1"})
+	// ordered ("unit,*") moves its Pod to unit b: a1 falls back to "*".
+	s.runPods(t, "ordered", podOn{"b1", true})
+	s.deletePod(t, "ordered", "a1")
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.2"})
-	expectProgrammed(t, n, proc, s.ns, "plain", 80, []string{"10.2.0.1", "10.2.0.3"})
-	expectProgrammed(t, n, proc, s.ns, "ordered", 80, []string{"10.3.0.3", "10.3.0.4"})
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "a2"))
+	expectProgrammed(t, n, proc, s.ns, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
+	expectProgrammed(t, n, proc, s.ns, "ordered", 80, s.podIPs(t, "ordered", "b1"))
 
 	// kube-proxy presents the token of its kubeconfig; any other process on
 	// the node, without it or with another, reads nothing but probes and
@@ -85,8 +87,8 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 
 	// a1 moves to unit b, taking its own endpoint along.
 	start := time.Now()
-	s.relabel(t, "a1", "b")
-	expectProgrammedWithin(t, 5*time.Second, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.3"})
+	s.label(t, "a1", unitKey, "b")
+	expectProgrammedWithin(t, 5*time.Second, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
 	t.Logf("relabel to kube-proxy's ruleset: %s", time.Since(start))
 }
 
@@ -101,7 +103,7 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 	n := nodeNetns(t, s.node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
-	before := []string{"10.1.0.1", "10.1.0.2"}
+	before := s.podIPs(t, "grid", "a1", "a2")
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
 	w.waitCached()
 
@@ -113,7 +115,7 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 		return nil
 	})
 	// A change the wrapper cannot see yet.
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
+	s.setReady(t, "grid", "a2", false)
 	expectStillProgrammed(t, 3*time.Second, n, proc, s.ns, "grid", 80, before)
 
 	w.restart()
@@ -121,14 +123,14 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 
 	sentBefore := w.metric("gridview_wrapper_watch_events_sent_total")
 	reconnect(t, n)
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.5"})
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1"))
 	// The re-list after the outage reaches kube-proxy as the one slice that
 	// changed, not as a re-sync of everything.
 	if sent := w.metric("gridview_wrapper_watch_events_sent_total") - sentBefore; sent > 2 {
 		t.Errorf("the wrapper sent kube-proxy %v events when the link returned, want only the changed slice", sent)
 	}
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.6": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, []string{"10.1.0.5", "10.1.0.6"})
+	s.setReady(t, "grid", "a2", true)
+	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
 }
 
 // During a churn of endpoints in unit b, which a1's view does not hold, the
@@ -170,7 +172,7 @@ func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
 	}
 	const changes = 20
 	for i := range changes {
-		s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", fmt.Sprintf("10.1.2.%d", i): "b1"})
+		s.setReady(t, "grid", "b1", i%2 == 1)
 	}
 	for range changes {
 		select {
@@ -179,10 +181,20 @@ func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
 			t.Fatal("the unpruned watch missed changes")
 		}
 	}
-	time.Sleep(2 * time.Second) // what the wrapper would receive has arrived
+	// A Pod a1 routes to, after the churn: once the wrapper serves it, the
+	// churn has reached it too, as its feed keeps the order of the changes.
+	s.runPods(t, "plain", podOn{"a2", true})
+	marker := `"` + s.podIPs(t, "plain", "a2")[0] + `"`
+	eventually(t, 10*time.Second, "the wrapper serving the Pod of plain on a2", func(ctx context.Context) error {
+		body, err := w.get(ctx, "/apis/discovery.k8s.io/v1/endpointslices")
+		if err == nil && !strings.Contains(body, marker) {
+			err = fmt.Errorf("no endpoint %s", marker)
+		}
+		return err
+	})
 	wrapperBytes := w.metric("gridview_wrapper_upstream_received_bytes_total") - before
 	ratio := wrapperBytes / float64(unpruned.Load())
-	t.Logf("%d endpoint changes in unit b: wrapper of a1 received %.0f bytes upstream, an unpruned EndpointSlice watch %d bytes: ratio %.3f",
+	t.Logf("%d endpoint changes in unit b and one in unit a: wrapper of a1 received %.0f bytes upstream, an unpruned EndpointSlice watch %d bytes: ratio %.3f",
 		changes, wrapperBytes, unpruned.Load(), ratio)
 	if ratio > 0.2 {
 		t.Errorf("the wrapper received %.0f bytes for changes its node does not route to, %.2f of an unpruned watch's", wrapperBytes, ratio)
@@ -227,7 +239,7 @@ func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
 	w := startWrapper(t, n)
 	kubeconfig := w.kubeconfig()
 	proc := startKubeProxy(t, n, kubeconfig)
-	before := []string{"10.1.0.1", "10.1.0.2"}
+	before := s.podIPs(t, "grid", "a1", "a2")
 	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
 	w.waitCached()
 
@@ -237,7 +249,7 @@ func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
 	}
 	cutOff(t, n)
 	w.restartWithoutCache()
-	s.writeSlice(t, "grid", map[string]string{"10.1.0.1": "a1", "10.1.0.5": "a2", "10.1.0.3": "b1"})
+	s.setReady(t, "grid", "a2", false)
 	proc = startKubeProxy(t, n, kubeconfig)
 	// kube-proxy waits 30 seconds for its Node, then goes on without it and
 	// syncs whatever Services it has: watch well past that.
@@ -246,5 +258,5 @@ func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
 	reconnect(t, n)
 	// The wrapper's informers and kube-proxy's retries both back off
 	// through the outage.
-	expectProgrammedWithin(t, 90*time.Second, n, proc, s.ns, "grid", 80, []string{"10.1.0.1", "10.1.0.5"})
+	expectProgrammedWithin(t, 90*time.Second, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1"))
 }

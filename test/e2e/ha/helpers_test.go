@@ -95,7 +95,11 @@ func (s site) relabel(ctx context.Context, client kubernetes.Interface, node, un
 }
 
 // writeSlice creates or replaces the one EndpointSlice of "grid", with ready
-// endpoints by address on the site's nodes.
+// endpoints by address on the site's nodes. The HA suite writes its slices
+// by hand: it drives input churn through failovers and restarts, where each
+// state must be one write (a Pod's start is several) and the addresses are
+// the markers the tests follow; and it runs no kube-controller-manager or
+// kwok beside its replicas.
 func (s site) writeSlice(t *testing.T, endpoints map[string]string) {
 	t.Helper()
 	onNodes := map[string]string{}

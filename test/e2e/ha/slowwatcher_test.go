@@ -66,6 +66,8 @@ func TestWatcherThatNeverReadsIsCutOff(t *testing.T) {
 	if _, err := kubeClient.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// By hand, as the suite's site writes its slices: each round rewrites
+	// every address in one write.
 	sliceClient := kubeClient.DiscoveryV1().EndpointSlices(ns)
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: "churn-x", Labels: map[string]string{discoveryv1.LabelServiceName: "churn"}},
