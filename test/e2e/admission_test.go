@@ -35,6 +35,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // Every rule kube-apiserver applies to Services applies to the template: the
@@ -56,7 +58,7 @@ func TestTemplateIsValidatedByKubeAPIServer(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sg := newServiceGrid("tmpl")
+			sg := framework.NewServiceGrid("tmpl")
 			tc.mutate(&sg.Spec.Template)
 			_, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, sg, metav1.CreateOptions{})
 			expectInvalid(t, err, tc.wantField)
@@ -80,15 +82,15 @@ func TestServiceGridNeedsTheRightToWriteServices(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create", "update"}},
 	})
 
-	_, err := as(t, "gridview-only").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("lb"), metav1.CreateOptions{})
+	_, err := as(t, "gridview-only").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("lb"), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || err.(apierrors.APIStatus).Status().Code != http.StatusForbidden ||
 		!strings.Contains(err.Error(), "you must be allowed to create services in namespace") {
 		t.Errorf("create without the right to create Services: %v, want 403 saying why", err)
 	}
-	if _, err := as(t, "gridview-and-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("lb"), metav1.CreateOptions{}); err != nil {
+	if _, err := as(t, "gridview-and-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("lb"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create with the right to create Services: %v", err)
 	}
-	waitReady(t, ns, "lb")
+	framework.WaitServiceGridReady(t, gridview, ns, "lb", 5*time.Second)
 	// A rule limited by resourceNames grants no create, kube-apiserver
 	// asking with no name: nor does it through a ServiceGrid.
 	grant(t, ns, "names-services", []rbacv1.PolicyRule{
@@ -103,7 +105,7 @@ func TestServiceGridNeedsTheRightToWriteServices(t *testing.T) {
 	if _, err := direct.CoreV1().Services(ns).Create(ctx, named, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("a direct create of Service named-svc under a rule with resourceNames [named-svc]: %v, want 403 (what RBAC does changed: the test proves nothing)", err)
 	}
-	_, err = as(t, "names-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("named"), metav1.CreateOptions{})
+	_, err = as(t, "names-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("named"), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to create services in namespace") {
 		t.Errorf("ServiceGrid named (Service named-svc) under a rule with resourceNames [named-svc]: %v, want 403 saying why", err)
 	}
@@ -154,7 +156,7 @@ spec:
 	if err := apply("apply-and-services", "lb", `{type: LoadBalancer, ports: [{port: 80}]}`); err != nil {
 		t.Fatalf("apply-create with the rights to create Services: %v", err)
 	}
-	waitReady(t, ns, "lb")
+	framework.WaitServiceGridReady(t, gridview, ns, "lb", 5*time.Second)
 	for _, name := range []string{"lb-svc", "sticky-svc"} {
 		if _, err := kubeClient.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{}); (name == "lb-svc") != (err == nil) {
 			t.Errorf("Service %s: %v", name, err)
@@ -183,7 +185,7 @@ func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing
 		t.Fatal(err)
 	}
 
-	_, err = as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("orphan"), metav1.CreateOptions{})
+	_, err = as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("orphan"), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "you must be allowed to update services") {
 		t.Errorf("adoption with the right to create Services only: %v, want 403 saying update", err)
 	}
@@ -191,13 +193,13 @@ func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing
 		t.Errorf("a refused adoption changed the orphan: resourceVersion %s -> %s", planted.ResourceVersion, after.ResourceVersion)
 	}
 
-	sg := newServiceGrid("orphan")
+	sg := framework.NewServiceGrid("orphan")
 	sg.Spec.Template.Ports = []corev1.ServicePort{{Name: "http", Port: 80}, {Name: "https", Port: 443}}
 	created, err := as(t, "changes-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, sg, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("adoption with the rights to change Services: %v", err)
 	}
-	waitReady(t, ns, "orphan")
+	framework.WaitServiceGridReady(t, gridview, ns, "orphan", 5*time.Second)
 	adopted := mustService(t, ns, "orphan-svc")
 	ports := map[int32]int32{}
 	for _, port := range adopted.Spec.Ports {
@@ -218,7 +220,7 @@ func TestAdoptionNeedsTheRightToChangeTheOrphanAndKeepsNothingPlanted(t *testing
 		[]byte(`{"spec":{"template":{"ports":[{"name":"https","port":443}]}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "port 80 removed from the adopted Service", serviceMatches(ns, "orphan-svc", func(svc *corev1.Service) error {
+	localcluster.Eventually(t, 5*time.Second, "port 80 removed from the adopted Service", serviceMatches(ns, "orphan-svc", func(svc *corev1.Service) error {
 		if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 443 {
 			return fmt.Errorf("ports %+v", svc.Spec.Ports)
 		}
@@ -297,7 +299,7 @@ func TestAnOrphanAppearingLaterIsAdoptedOnlyForAWriteAdmittedAgainstIt(t *testin
 		t.Fatal(err)
 	}
 
-	sg := newServiceGrid("late")
+	sg := framework.NewServiceGrid("late")
 	sg.Annotations = map[string]string{"topology.gridview.io/adopt-service-uid": string(foreign.UID)}
 	created, err := as(t, "creates-services").TopologyV1alpha1().ServiceGrids(ns).Create(ctx, sg, metav1.CreateOptions{})
 	if err != nil {
@@ -325,7 +327,7 @@ func TestAnOrphanAppearingLaterIsAdoptedOnlyForAWriteAdmittedAgainstIt(t *testin
 		[]byte(`{"metadata":{"annotations":{"adopt":"please"}}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("a write asking adoption by a user who may change the orphan: %v", err)
 	}
-	waitReady(t, ns, "late")
+	framework.WaitServiceGridReady(t, gridview, ns, "late", 5*time.Second)
 	if adopted := mustService(t, ns, "late-svc"); !metav1.IsControlledBy(adopted, created) || adopted.UID != foreign.UID || len(adopted.Spec.ExternalIPs) != 0 {
 		t.Errorf("adopted Service: uid %s (was %s), owners %+v, externalIPs %v", adopted.UID, foreign.UID, adopted.OwnerReferences, adopted.Spec.ExternalIPs)
 	}
@@ -334,7 +336,7 @@ func TestAnOrphanAppearingLaterIsAdoptedOnlyForAWriteAdmittedAgainstIt(t *testin
 // waitReason waits until the Ready condition of the ServiceGrid has that reason.
 func waitReason(t *testing.T, ns, name, reason string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "ServiceGrid "+name+" "+reason, func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "ServiceGrid "+name+" "+reason, func(ctx context.Context) error {
 		sg, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -40,10 +41,10 @@ import (
 func TestEmptyStoreDeletesNoService(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
-	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("kept"), metav1.CreateOptions{}); err != nil {
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("kept"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, ns, "kept")
+	framework.WaitServiceGridReady(t, gridview, ns, "kept", 5*time.Second)
 	before := mustService(t, ns, "kept-svc")
 	// kube's garbage collector deletes a Service whose owner it cannot find
 	// (docs/architecture.md); the store is lost while kube-controller-manager
@@ -62,7 +63,7 @@ func TestEmptyStoreDeletesNoService(t *testing.T) {
 	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "kept", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ServiceGrid after the restart on an empty store: %v, want NotFound", err)
 	}
-	eventually(t, 30*time.Second, "the restarted gridview-apiserver leading", replicaLeads(0))
+	localcluster.Eventually(t, 30*time.Second, "the restarted gridview-apiserver leading", replicaLeads(0))
 	// Each change is a Service event the leader handles once its informers
 	// have synced, which it may still be doing after it was elected.
 	for i := range 10 {
@@ -73,7 +74,7 @@ func TestEmptyStoreDeletesNoService(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	// Not vacuous: the leader looked at the Service and chose to keep it.
-	eventually(t, 10*time.Second, "the leader logging that it keeps the Service", func(context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "the leader logging that it keeps the Service", func(context.Context) error {
 		log, err := os.ReadFile(cluster.GridviewReplicas()[0].LogFile)
 		if err == nil && !strings.Contains(string(log), `"Keeping a Service whose ServiceGrid is missing but was not seen deleted" service="`+ns+`/kept-svc"`) {
 			err = fmt.Errorf("no such line in %s", cluster.GridviewReplicas()[0].LogFile)

@@ -40,6 +40,7 @@ import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // Item 4 of the trust issue: hostile and bad input, one row each. Nothing a
@@ -114,17 +115,17 @@ func TestHostileTopologyAnnotations(t *testing.T) {
 		pruned bool
 	}{
 		{name: "malformed JSON", annotations: map[string]string{topology.AnnotationTopologyKeys: `[not json`}},
-		{name: "a JSON object", annotations: map[string]string{topology.AnnotationTopologyKeys: `{"` + unitKey + `":1}`}},
+		{name: "a JSON object", annotations: map[string]string{topology.AnnotationTopologyKeys: `{"` + framework.UnitKey + `":1}`}},
 		{name: "JSON numbers", annotations: map[string]string{topology.AnnotationTopologyKeys: `[1,2]`}},
 		{name: "JSON null", annotations: map[string]string{topology.AnnotationTopologyKeys: `null`}},
 		{name: "deeply nested JSON", annotations: map[string]string{topology.AnnotationTopologyKeys: strings.Repeat("[", 100000)}},
-		{name: "label keys with invalid characters", annotations: map[string]string{topology.AnnotationTopologyKeys: `["bad key!","` + unitKey + `"]`}},
-		{name: "ordered label keys with invalid characters", annotations: map[string]string{topology.AnnotationGridviewKeys: unitKey + ",zone;rm -rf,*"}},
+		{name: "label keys with invalid characters", annotations: map[string]string{topology.AnnotationTopologyKeys: `["bad key!","` + framework.UnitKey + `"]`}},
+		{name: "ordered label keys with invalid characters", annotations: map[string]string{topology.AnnotationGridviewKeys: framework.UnitKey + ",zone;rm -rf,*"}},
 		{name: "a 1 MiB annotation", annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + strings.Repeat("x", 1<<20) + `"]`}, refused: true},
 		{name: "the largest annotation accepted, one huge key", annotations: map[string]string{topology.AnnotationTopologyKeys: hugeKey}},
-		{name: "the largest annotation accepted, thousands of valid keys", annotations: map[string]string{topology.AnnotationTopologyKeys: largestKeysValue(unitKey)}, pruned: true},
+		{name: "the largest annotation accepted, thousands of valid keys", annotations: map[string]string{topology.AnnotationTopologyKeys: largestKeysValue(framework.UnitKey)}, pruned: true},
 		{name: "thousands of invalid keys", annotations: map[string]string{topology.AnnotationTopologyKeys: func() string { data, _ := json.Marshal(badKeys); return string(data) }()}},
-		{name: "thousands of ordered keys", annotations: map[string]string{topology.AnnotationGridviewKeys: orderedKeys(5000, unitKey, topology.KeyAny)}, pruned: true},
+		{name: "thousands of ordered keys", annotations: map[string]string{topology.AnnotationGridviewKeys: orderedKeys(5000, framework.UnitKey, topology.KeyAny)}, pruned: true},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,8 +150,8 @@ func TestHostileTopologyAnnotations(t *testing.T) {
 			if tc.pruned {
 				return
 			}
-			eventually(t, 10*time.Second, "a short MalformedTopology Warning on "+name, func(ctx context.Context) error {
-				events, err := kubeClient.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=MalformedTopology"})
+			localcluster.Eventually(t, 10*time.Second, "a short MalformedTopology Warning on "+name, func(ctx context.Context) error {
+				events, err := kubeClient.CoreV1().Events(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=MalformedTopology"})
 				if err != nil {
 					return err
 				}
@@ -167,7 +168,7 @@ func TestHostileTopologyAnnotations(t *testing.T) {
 
 	// gridview still follows changes promptly.
 	start := time.Now()
-	s.label(t, "b1", unitKey, "a")
+	s.label(t, "b1", framework.UnitKey, "a")
 	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2", "b1")})
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("a relabel took %s to reach the views after the hostile Services", elapsed)
@@ -181,10 +182,10 @@ func TestHostileEndpointSliceOfAThousandEndpoints(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "big", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		ObjectMeta: metav1.ObjectMeta{Name: "big", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + framework.UnitKey + `"]`}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	slice := &discoveryv1.EndpointSlice{
@@ -195,19 +196,19 @@ func TestHostileEndpointSliceOfAThousandEndpoints(t *testing.T) {
 	nodes := []string{"a1", "a2", "b1"}
 	for i := range 1000 {
 		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{fmt.Sprintf("10.8.%d.%d", i/250, i%250+1)}, NodeName: ptr.To(s.node(nodes[i%3])),
+			Addresses: []string{fmt.Sprintf("10.8.%d.%d", i/250, i%250+1)}, NodeName: ptr.To(s.Node(nodes[i%3])),
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
 		})
 	}
 	start := time.Now()
-	slices := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	slices := kubeClient.DiscoveryV1().EndpointSlices(s.NS)
 	created, err := slices.Create(ctx, slice, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	expectCount := func(node string, want int) {
 		t.Helper()
-		eventually(t, 10*time.Second, fmt.Sprintf("%s seeing %d endpoints of big", node, want), func(ctx context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, fmt.Sprintf("%s seeing %d endpoints of big", node, want), func(ctx context.Context) error {
 			views, err := s.viewsOf(ctx, node)
 			if err != nil {
 				return err
@@ -282,7 +283,7 @@ func TestHostileDeletionsWhileWatched(t *testing.T) {
 	gridViews := []string{s.view(t, "a1", "grid"), s.view(t, "a2", "grid"), s.view(t, "b1", "grid")}
 	b1Views := []string{s.view(t, "b1", "plain"), s.view(t, "b1", "ordered")}
 	ctx := context.Background()
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	watchFrom := func(fieldSelector string) watch.Interface {
 		t.Helper()
 		list, err := views.List(ctx, metav1.ListOptions{FieldSelector: fieldSelector})
@@ -296,18 +297,18 @@ func TestHostileDeletionsWhileWatched(t *testing.T) {
 		t.Cleanup(w.Stop)
 		return w
 	}
-	b1 := watchFrom("nodeName=" + s.node("b1"))
+	b1 := watchFrom("nodeName=" + s.Node("b1"))
 	grid := watchFrom("serviceName=grid")
 	all := watchFrom("")
 
-	if err := kubeClient.CoreV1().Services(s.ns).Delete(ctx, "grid", metav1.DeleteOptions{}); err != nil {
+	if err := kubeClient.CoreV1().Services(s.NS).Delete(ctx, "grid", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expectDeleted(t, b1, gridViews[2])
 	expectDeleted(t, grid, gridViews...)
 	expectDeleted(t, all, gridViews...)
 
-	if err := kubeClient.CoreV1().Nodes().Delete(ctx, s.node("b1"), metav1.DeleteOptions{}); err != nil {
+	if err := kubeClient.CoreV1().Nodes().Delete(ctx, s.Node("b1"), metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expectDeleted(t, b1, b1Views...)
@@ -333,30 +334,30 @@ func TestHostileDeletionsWhileWatched(t *testing.T) {
 func TestHostileNamesWithDots(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
-	dotted := s.ns + ".edge.dotted.1"
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: dotted, Labels: map[string]string{unitKey: s.unit("b")}}}
+	dotted := s.NS + ".edge.dotted.1"
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: dotted, Labels: map[string]string{framework.UnitKey: s.Unit("b")}}}
 	if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kubeClient.CoreV1().Nodes().Delete(context.Background(), dotted, metav1.DeleteOptions{}) })
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"},
-			Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+			Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + framework.UnitKey + `"]`}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A slice name with dots, which the EndpointSlice controller never
 	// generates: written by hand.
 	const slice = "web.v1-abc"
-	framework.WriteNamedEndpointSlice(t, kubeClient, s.ns, "web", slice, map[string]string{"10.4.0.1": dotted, "10.4.0.2": s.node("a1")})
+	framework.WriteNamedEndpointSlice(t, kubeClient, s.NS, "web", slice, map[string]string{"10.4.0.1": dotted, "10.4.0.2": s.Node("a1")})
 	name := topology.Name(dotted, slice)
 	if node, sliceName, err := topology.ParseName(name); err != nil || node != dotted || sliceName != slice {
 		t.Fatalf("%s parses as %q, %q, %v", name, node, sliceName, err)
 	}
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	eventually(t, 10*time.Second, "the view "+name, func(ctx context.Context) error {
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
+	localcluster.Eventually(t, 10*time.Second, "the view "+name, func(ctx context.Context) error {
 		view, err := views.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -373,7 +374,7 @@ func TestHostileNamesWithDots(t *testing.T) {
 		}
 	}
 	// kubectl finds it by name too.
-	if out := mustKubectl(t, "get", "nep", "-n", s.ns, name, "-o", "name"); out != "nodeendpoints.topology.gridview.io/"+name+"\n" {
+	if out := mustKubectl(t, "get", "nep", "-n", s.NS, name, "-o", "name"); out != "nodeendpoints.topology.gridview.io/"+name+"\n" {
 		t.Errorf("kubectl get nep %s: %q", name, out)
 	}
 	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name, SendInitialEvents: ptr.To(true),
@@ -388,7 +389,7 @@ func TestHostileNamesWithDots(t *testing.T) {
 
 	// The dotted node reads its own views, and no one else's.
 	applyWrapperRBAC(t)
-	own := nodeClient(t, dotted).TopologyV1alpha1().NodeEndpoints(s.ns)
+	own := nodeClient(t, dotted).TopologyV1alpha1().NodeEndpoints(s.NS)
 	if _, err := own.Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Errorf("%s getting its own view: %v", dotted, err)
 	}
@@ -399,7 +400,7 @@ func TestHostileNamesWithDots(t *testing.T) {
 	// A prefix of its name is another node's name: edge.dotted is not
 	// edge.dotted.1, though edge.dotted..1.web.v1-abc would have split
 	// there at a dot.
-	for _, other := range []string{topology.Name(s.node("a1"), slice), topology.Name(strings.TrimSuffix(dotted, ".1"), "1."+slice)} {
+	for _, other := range []string{topology.Name(s.Node("a1"), slice), topology.Name(strings.TrimSuffix(dotted, ".1"), "1."+slice)} {
 		if _, err := own.Get(ctx, other, metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 			t.Errorf("%s getting %s: %v, want 403", dotted, other, err)
 		}
@@ -452,7 +453,7 @@ func TestHostileQueryParameters(t *testing.T) {
 	s := newSite(t)
 	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "b1")})
 	ctx := context.Background()
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	whole, err := views.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -508,7 +509,7 @@ func TestHostileQueryParameters(t *testing.T) {
 				resource = "nodeendpoints"
 			}
 			// The answer itself, not client-go's retries of it.
-			req := gridview.TopologyV1alpha1().RESTClient().Get().Namespace(s.ns).Resource(resource).MaxRetries(0)
+			req := gridview.TopologyV1alpha1().RESTClient().Get().Namespace(s.NS).Resource(resource).MaxRetries(0)
 			for k, v := range tc.params {
 				req.Param(k, v)
 			}
@@ -524,8 +525,8 @@ func TestHostileQueryParameters(t *testing.T) {
 
 	// The later pages of a list whose views moved on read on at its first
 	// page's resourceVersion, as kube-apiserver's read an etcd revision.
-	s.label(t, "b1", unitKey, "a")
-	eventually(t, 10*time.Second, "the views moving on", func(ctx context.Context) error {
+	s.label(t, "b1", framework.UnitKey, "a")
+	localcluster.Eventually(t, 10*time.Second, "the views moving on", func(ctx context.Context) error {
 		now, err := views.List(ctx, metav1.ListOptions{})
 		if err == nil && maps.Equal(addressesByName(now.Items), addressesByName(whole.Items)) {
 			err = errors.New("the views are as they were")
@@ -561,7 +562,7 @@ func addressesByName(views []topologyv1alpha1.NodeEndpoints) map[string]string {
 // one is a 400 naming it.
 func TestHostileWrapperParameters(t *testing.T) {
 	s := newSite(t)
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	ctx := context.Background()
 	for _, tc := range []struct {

@@ -35,6 +35,8 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // An informer on NodeEndpoints syncs, with client-go's streaming list or a
@@ -46,12 +48,12 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 			s := newSite(t)
 			s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "b1")})
 			if watchList {
-				expectStreamingList(t, s.ns)
+				expectStreamingList(t, s.NS)
 			}
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			factory := topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithNamespace(s.ns))
+			factory := topologyinformers.NewSharedInformerFactoryWithOptions(gridview, 0, topologyinformers.WithNamespace(s.NS))
 			informer := factory.Topology().V1alpha1().NodeEndpoints().Informer()
 			factory.Start(ctx.Done())
 			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
@@ -59,18 +61,18 @@ func TestNodeEndpointsInformerStaysEqualToAList(t *testing.T) {
 			}
 
 			for i, unit := range []string{"b", "a", "b"} {
-				s.label(t, "a2", unitKey, unit)
+				s.label(t, "a2", framework.UnitKey, unit)
 				s.setReady(t, "grid", "a2", i%2 == 1)
 				patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, i)
-				if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "plain", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				if _, err := kubeClient.CoreV1().Services(s.NS).Patch(ctx, "plain", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
 
 			// The informer's ctx, not the poll's: a list cut short by the
 			// poll's deadline would hide the last difference seen.
-			eventually(t, 10*time.Second, "the informer's cache equal to a fresh list", func(context.Context) error {
-				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{})
+			localcluster.Eventually(t, 10*time.Second, "the informer's cache equal to a fresh list", func(context.Context) error {
+				list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{})
 				if err != nil {
 					return err
 				}

@@ -77,7 +77,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 	})
 	// kube-scheduler places the Deployments' Pods, kwok runs them, and the
 	// EndpointSlice controller writes them into their Services' slices.
-	eventually(t, 2*time.Minute, "the demo's Pods in their Services' EndpointSlices", func(ctx context.Context) error {
+	localcluster.Eventually(t, 2*time.Minute, "the demo's Pods in their Services' EndpointSlices", func(ctx context.Context) error {
 		return localcluster.CheckWorkloads(ctx, kubeClient, "demo")
 	})
 
@@ -113,7 +113,7 @@ func TestKubectlAppliesTheExamples(t *testing.T) {
 			{"ordered", `Ordered\(\*\)`, orderedA},
 		},
 	} {
-		eventually(t, 10*time.Second, node+"'s pruned views", func(context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, node+"'s pruned views", func(context.Context) error {
 			out, err := kubectl(t, "get", "nep", "-A", "--field-selector", "nodeName="+node)
 			if err != nil {
 				return fmt.Errorf("%w: %s", err, out)
@@ -235,7 +235,7 @@ endpoints:
 
 	name := topology.Name(node, "web-x")
 	row := `(?m)^` + regexp.QuoteMeta(name) + `\s+` + regexp.QuoteMeta(node) + `\s+web\s+None\s+10\.9\.0\.1:8080,10\.9\.0\.4:8080\s+\S+`
-	eventually(t, 10*time.Second, "the view's row", func(context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "the view's row", func(context.Context) error {
 		out, err := kubectl(t, "get", "nep", "-n", ns, name, "-o", "wide")
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
@@ -260,14 +260,14 @@ func TestKubectlShowsOneRowPerSlice(t *testing.T) {
 	s := newSite(t)
 	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.1": "a1", "10.1.1.3": "b1"})
 	gridX := s.controllerSlice(t, "grid")
-	selector := []string{"-n", s.ns, "--field-selector", "nodeName=" + s.node("a1") + ",serviceName=grid"}
+	selector := []string{"-n", s.NS, "--field-selector", "nodeName=" + s.Node("a1") + ",serviceName=grid"}
 	// A row's columns, its ENDPOINTS captured.
 	rowOf := func(slice string) string {
-		return `(?m)^` + regexp.QuoteMeta(topology.Name(s.node("a1"), slice)) + `\s+` + regexp.QuoteMeta(s.node("a1")) +
+		return `(?m)^` + regexp.QuoteMeta(topology.Name(s.Node("a1"), slice)) + `\s+` + regexp.QuoteMeta(s.Node("a1")) +
 			`\s+grid\s+AnyMatch\(superedge\.io/nodeunit\)\s+(\S+)\s+\S+`
 	}
 	rows := map[string]sets.Set[string]{gridX: sets.New(s.podIPs(t, "grid", "a1", "a2")...), "grid-y": sets.New("10.1.1.1")}
-	eventually(t, 10*time.Second, "a row per slice", func(context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "a row per slice", func(context.Context) error {
 		out, err := kubectl(t, append([]string{"get", "nep"}, selector...)...)
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
@@ -297,8 +297,8 @@ func TestKubectlShowsOneRowPerSlice(t *testing.T) {
 		}
 	}
 	// The same rows by the Service's label, in the order of their names.
-	names := mustKubectl(t, "get", "nep", "-n", s.ns, "-l", "app=grid", "--field-selector", "nodeName="+s.node("a1"), "-o", "name")
-	want := slices.Sorted(slices.Values([]string{topology.Name(s.node("a1"), gridX), topology.Name(s.node("a1"), "grid-y")}))
+	names := mustKubectl(t, "get", "nep", "-n", s.NS, "-l", "app=grid", "--field-selector", "nodeName="+s.Node("a1"), "-o", "name")
+	want := slices.Sorted(slices.Values([]string{topology.Name(s.Node("a1"), gridX), topology.Name(s.Node("a1"), "grid-y")}))
 	if wantNames := "nodeendpoints.topology.gridview.io/" + want[0] + "\n" + "nodeendpoints.topology.gridview.io/" + want[1] + "\n"; names != wantNames {
 		t.Errorf("kubectl get nep -l app=grid -o name:\n%s\nwant\n%s", names, wantNames)
 	}

@@ -142,7 +142,7 @@ func expectProgrammedWithin(t *testing.T, timeout time.Duration, n *localcluster
 			t.Logf("last ruleset of %s (kube-proxy log: %s):\n%s", n.NodeName, proc.LogFile, ruleset)
 		}
 	}()
-	eventually(t, timeout, what, func(ctx context.Context) error {
+	localcluster.Eventually(t, timeout, what, func(ctx context.Context) error {
 		// A kube-proxy that died would otherwise cost the whole timeout.
 		if err := proc.Exited(); err != nil {
 			return err
@@ -195,7 +195,7 @@ func (k kubeProxy) expect(t *testing.T, ns, service string, want ...string) {
 // labels.
 func (k kubeProxy) awaitSynced(t *testing.T) {
 	t.Helper()
-	eventually(t, kubeProxyTimeout, "kube-proxy of "+k.n.NodeName+" programming its first ruleset", func(ctx context.Context) error {
+	localcluster.Eventually(t, kubeProxyTimeout, "kube-proxy of "+k.n.NodeName+" programming its first ruleset", func(ctx context.Context) error {
 		if err := k.proc.Exited(); err != nil {
 			return err
 		}

@@ -29,18 +29,18 @@ import (
 // parser that missed endpoints, could make it pass.
 func TestKubeProxyControlSeesEveryEndpoint(t *testing.T) {
 	s := newSite(t)
-	n := nodeNetns(t, s.node("a1"))
-	proc := startKubeProxy(t, n, nodeProxierKubeconfig(t, s.ns))
+	n := nodeNetns(t, s.Node("a1"))
+	proc := startKubeProxy(t, n, nodeProxierKubeconfig(t, s.NS))
 
 	// grid: topologyKeys ["superedge.io/nodeunit"], Pods on a1, a2 (unit a)
 	// and b1 (unit b).
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "a2", "b1"))
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1", "a2", "b1"))
 	// A Service without topology, as a sanity check of the same path.
-	expectProgrammed(t, n, proc, s.ns, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
+	expectProgrammed(t, n, proc, s.NS, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
 
 	// Later changes reach the ruleset too: the wrapper test relies on the
 	// same for relabels.
 	s.setReady(t, "grid", "a2", false)
 	s.runPods(t, "grid", podOn{"b1", true})
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	gridviewwrapper "github.com/gridview/gridview/pkg/wrapper"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 // annotateKubernetesEndpoints sets (or, with nil values, removes) SuperEdge's
@@ -51,8 +52,8 @@ func annotateKubernetesEndpoints(t *testing.T, ip, port *string) {
 // the real endpoints; removing the annotations brings them back, all without
 // restarting the wrapper.
 func TestWrapperServesAnEdgeLocalKubernetesEndpoint(t *testing.T) {
-	s := newRuleSite(t, siteNodes)
-	n := nodeNetns(t, s.node("a1"))
+	s := newRuleSite(t, framework.SiteNodes())
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 	t.Cleanup(func() { annotateKubernetesEndpoints(t, nil, nil) })

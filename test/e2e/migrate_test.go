@@ -39,6 +39,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 var superedgeGrids = schema.GroupVersionResource{Group: "superedge.io", Version: "v1", Resource: "servicegrids"}
@@ -121,7 +122,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	if !strings.Contains(out, "handed Service "+ns+"/echo-svc over") {
 		t.Errorf("migration output:\n%s", out)
 	}
-	sg := waitReady(t, ns, "echo")
+	sg := framework.WaitServiceGridReady(t, gridview, ns, "echo", 5*time.Second)
 	migrated := mustService(t, ns, "echo-svc")
 	switch {
 	case !metav1.IsControlledBy(migrated, sg) || len(migrated.OwnerReferences) != 1:
@@ -141,7 +142,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	// the garbage collector, which takes its orphan finalizer off once no
 	// dependent references it; the test's own finalizer holds it meanwhile.
 	// The collector finds a new CRD at its next discovery, every 30 s.
-	eventually(t, 90*time.Second, "the garbage collector orphaning SuperEdge's ServiceGrid's dependents", func(ctx context.Context) error {
+	localcluster.Eventually(t, 90*time.Second, "the garbage collector orphaning SuperEdge's ServiceGrid's dependents", func(ctx context.Context) error {
 		grid, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -159,7 +160,7 @@ func TestMigrateFromSuperEdge(t *testing.T) {
 	if _, err := superedge.Patch(ctx, "echo", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "SuperEdge's ServiceGrid gone", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "SuperEdge's ServiceGrid gone", func(ctx context.Context) error {
 		_, err := superedge.Get(ctx, "echo", metav1.GetOptions{})
 		return framework.Gone(err)
 	})
@@ -186,7 +187,7 @@ func watchRoutes(t *testing.T, ns, node, address string) func() string {
 		}
 		return fmt.Sprint(addresses)
 	}
-	eventually(t, 10*time.Second, node+" routes echo-svc", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, node+" routes echo-svc", func(ctx context.Context) error {
 		if got := route(ctx); got != want {
 			return fmt.Errorf("route %s", got)
 		}
@@ -242,7 +243,7 @@ func runEchoPod(t *testing.T, ns, node string) (string, *discoveryv1.EndpointSli
 	}
 	var address string
 	var slice *discoveryv1.EndpointSlice
-	eventually(t, time.Minute, "the EndpointSlice controller writing echo-0 into echo-svc's slice", func(ctx context.Context) error {
+	localcluster.Eventually(t, time.Minute, "the EndpointSlice controller writing echo-0 into echo-svc's slice", func(ctx context.Context) error {
 		pod, err := kubeClient.CoreV1().Pods(ns).Get(ctx, "echo-0", metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -59,28 +59,28 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 	applyWrapperRBAC(t)
 	s.expectViews(t, "a1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2")})
 	ctx := context.Background()
-	a1 := nodeClient(t, s.node("a1")).TopologyV1alpha1()
-	own := metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")}
+	a1 := nodeClient(t, s.Node("a1")).TopologyV1alpha1()
+	own := metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")}
 
 	list, err := a1.NodeEndpoints("").List(ctx, own)
 	if err != nil || len(list.Items) == 0 {
 		t.Fatalf("a1 listing its own views: %v, %v", list, err)
 	}
 	for _, view := range list.Items {
-		if view.NodeName != s.node("a1") {
+		if view.NodeName != s.Node("a1") {
 			t.Errorf("a1 got a view of %s", view.NodeName)
 		}
 	}
-	w, err := a1.NodeEndpoints(s.ns).Watch(ctx, own)
+	w, err := a1.NodeEndpoints(s.NS).Watch(ctx, own)
 	if err != nil {
 		t.Fatalf("a1 watching its own views: %v", err)
 	}
 	w.Stop()
-	if _, err := a1.NodeEndpoints(s.ns).Get(ctx, s.view(t, "a1", "grid"), metav1.GetOptions{}); err != nil {
+	if _, err := a1.NodeEndpoints(s.NS).Get(ctx, s.view(t, "a1", "grid"), metav1.GetOptions{}); err != nil {
 		t.Errorf("a1 getting its own view: %v", err)
 	}
 	// With a Service too, as a wrapper may select one Service's slices.
-	ofGrid, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1") + ",serviceName=grid"})
+	ofGrid, err := a1.NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1") + ",serviceName=grid"})
 	if err != nil || len(ofGrid.Items) != 1 || ofGrid.Items[0].Name != s.view(t, "a1", "grid") {
 		t.Errorf("a1 listing its own views of grid: %v, %v", ofGrid, err)
 	}
@@ -92,40 +92,40 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 		want string
 	}{
 		{name: "list without a node", call: func() error { _, err := a1.NodeEndpoints("").List(ctx, metav1.ListOptions{}); return err },
-			want: "fieldSelector nodeName=" + s.node("a1")},
+			want: "fieldSelector nodeName=" + s.Node("a1")},
 		{name: "list another node's", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a2")})
+			_, err := a1.NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a2")})
 			return err
 		}, want: "only its own views"},
 		{name: "list a Service's without a node", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "serviceName=grid"})
+			_, err := a1.NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "serviceName=grid"})
 			return err
-		}, want: "fieldSelector nodeName=" + s.node("a1")},
+		}, want: "fieldSelector nodeName=" + s.Node("a1")},
 		{name: "list with a different operator", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName!=" + s.node("a2")})
+			_, err := a1.NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName!=" + s.Node("a2")})
 			return err
 		}, want: "fieldSelector nodeName="},
 		{name: "watch without a node", call: func() error {
-			w, err := a1.NodeEndpoints(s.ns).Watch(ctx, metav1.ListOptions{})
+			w, err := a1.NodeEndpoints(s.NS).Watch(ctx, metav1.ListOptions{})
 			if err == nil {
 				w.Stop()
 			}
 			return err
 		}, want: "fieldSelector nodeName="},
 		{name: "watch another node's", call: func() error {
-			w, err := a1.NodeEndpoints(s.ns).Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a2")})
+			w, err := a1.NodeEndpoints(s.NS).Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a2")})
 			if err == nil {
 				w.Stop()
 			}
 			return err
-		}, want: "fieldSelector nodeName=" + s.node("a1")},
+		}, want: "fieldSelector nodeName=" + s.Node("a1")},
 		{name: "get another node's", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).Get(ctx, a2View, metav1.GetOptions{})
+			_, err := a1.NodeEndpoints(s.NS).Get(ctx, a2View, metav1.GetOptions{})
 			return err
 		}, want: "may read only its own views"},
 		// Its own name and a separator, then no slice name: no view of a1.
 		{name: "get a name that only starts as its own", call: func() error {
-			_, err := a1.NodeEndpoints(s.ns).Get(ctx, topology.Name(s.node("a1"), topology.Name("grid", "x")), metav1.GetOptions{})
+			_, err := a1.NodeEndpoints(s.NS).Get(ctx, topology.Name(s.Node("a1"), topology.Name("grid", "x")), metav1.GetOptions{})
 			return err
 		}, want: "may read only its own views"},
 	} {
@@ -138,7 +138,7 @@ func TestNodesReadOnlyTheirOwnViews(t *testing.T) {
 	}
 
 	// Anyone else is authorized by the cluster: a user without RBAC is refused.
-	if _, err := as(t, "nobody").TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, own); !apierrors.IsForbidden(err) {
+	if _, err := as(t, "nobody").TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, own); !apierrors.IsForbidden(err) {
 		t.Errorf("a user without RBAC: %v, want 403", err)
 	}
 }
@@ -156,8 +156,8 @@ func TestMalformedNodeIdentitiesAreRefused(t *testing.T) {
 		name, user, want string
 	}{
 		{name: "the prefix alone", user: "system:node:", want: `"" is not a node name`},
-		{name: "no prefix", user: s.node("a1"), want: "is not named system:node:<node name>"},
-		{name: "not a node name", user: "system:node:" + strings.ToUpper(s.node("a1")), want: "is not a node name"},
+		{name: "no prefix", user: s.Node("a1"), want: "is not named system:node:<node name>"},
+		{name: "not a node name", user: "system:node:" + strings.ToUpper(s.Node("a1")), want: "is not a node name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := rest.CopyConfig(cluster.AdminConfig)
@@ -168,7 +168,7 @@ func TestMalformedNodeIdentitiesAreRefused(t *testing.T) {
 			}
 			for what, opts := range map[string]metav1.ListOptions{
 				"every node's views": {},
-				"a1's views":         {FieldSelector: "nodeName=" + s.node("a1")},
+				"a1's views":         {FieldSelector: "nodeName=" + s.Node("a1")},
 			} {
 				_, err := client.TopologyV1alpha1().NodeEndpoints("").List(ctx, opts)
 				if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), tc.want) {

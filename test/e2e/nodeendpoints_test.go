@@ -36,20 +36,13 @@ import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
-
-const unitKey = "superedge.io/nodeunit"
 
 // site is a namespace of the test's own, whose nodes are <ns>-<name>.
 type site struct {
-	ns string
+	framework.Site
 }
-
-func (s site) node(name string) string { return s.ns + "-" + name }
-func (s site) unit(name string) string { return s.ns + "-" + name }
-
-// siteNodes are newSite's nodes and their units.
-var siteNodes = map[string]map[string]string{"a1": {unitKey: "a"}, "a2": {unitKey: "a"}, "b1": {unitKey: "b"}}
 
 // newSite is a small edge cluster of the test's own: nodes a1, a2 in unit a
 // and b1 in unit b, and three Services whose Pods run on them: grid
@@ -57,14 +50,14 @@ var siteNodes = map[string]map[string]string{"a1": {unitKey: "a"}, "a2": {unitKe
 // ("unit,*") on a1 alone.
 func newSite(t *testing.T) ruleSite {
 	t.Helper()
-	s := newRuleSite(t, siteNodes)
+	s := newRuleSite(t, framework.SiteNodes())
 	for _, svc := range []struct {
 		name, annotation, keys string
 		nodes                  []string
 	}{
-		{name: "grid", annotation: topology.AnnotationTopologyKeys, keys: `["` + unitKey + `"]`, nodes: []string{"a1", "a2", "b1"}},
+		{name: "grid", annotation: topology.AnnotationTopologyKeys, keys: `["` + framework.UnitKey + `"]`, nodes: []string{"a1", "a2", "b1"}},
 		{name: "plain", nodes: []string{"a1", "b1"}},
-		{name: "ordered", annotation: topology.AnnotationGridviewKeys, keys: unitKey + ",*", nodes: []string{"a1"}},
+		{name: "ordered", annotation: topology.AnnotationGridviewKeys, keys: framework.UnitKey + ",*", nodes: []string{"a1"}},
 	} {
 		s.createService(t, svc.name, func(service *corev1.Service) {
 			if svc.annotation != "" {
@@ -87,9 +80,9 @@ func (s site) writeNamedSlice(t *testing.T, service, name string, endpoints map[
 	t.Helper()
 	onNodes := map[string]string{}
 	for address, node := range endpoints {
-		onNodes[address] = s.node(node)
+		onNodes[address] = s.Node(node)
 	}
-	framework.WriteNamedEndpointSlice(t, kubeClient, s.ns, service, name, onNodes)
+	framework.WriteNamedEndpointSlice(t, kubeClient, s.NS, service, name, onNodes)
 }
 
 // addresses lists the endpoint addresses of views, sorted.
@@ -101,7 +94,7 @@ func addresses(views ...*topologyv1alpha1.NodeEndpoints) []string {
 // name: the addresses of its views of each Service's slices, joined. A
 // Service it routes to no endpoint of has no view, and no entry.
 func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, error) {
-	list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node(node)})
+	list, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node(node)})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +111,7 @@ func (s site) viewsOf(ctx context.Context, node string) (map[string][]string, er
 
 func (s site) expectViews(t *testing.T, node string, want map[string][]string) {
 	t.Helper()
-	eventually(t, 10*time.Second, node+"'s views", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, node+"'s views", func(ctx context.Context) error {
 		got, err := s.viewsOf(ctx, node)
 		if err != nil {
 			return err
@@ -144,12 +137,12 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 
 	ctx := context.Background()
 	gridSlice := s.controllerSlice(t, "grid")
-	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, s.view(t, "b1", "grid"), metav1.GetOptions{})
+	view, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).Get(ctx, s.view(t, "b1", "grid"), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view.NodeName != s.node("b1") || view.ServiceName != "grid" || view.Topology.Mode != topologyv1alpha1.TopologyModeAnyMatch ||
-		view.Topology.MatchedKey != unitKey || view.Labels["app"] != "grid" || view.ResourceVersion == "" {
+	if view.NodeName != s.Node("b1") || view.ServiceName != "grid" || view.Topology.Mode != topologyv1alpha1.TopologyModeAnyMatch ||
+		view.Topology.MatchedKey != framework.UnitKey || view.Labels["app"] != "grid" || view.ResourceVersion == "" {
 		t.Errorf("b1's view of grid: %+v", view)
 	}
 	// The slice keeps its source's name and labels.
@@ -157,22 +150,22 @@ func TestNodeEndpointsArePrunedByGridUnit(t *testing.T) {
 		view.Slice.AddressType != discoveryv1.AddressTypeIPv4 || len(view.Slice.Ports) != 1 {
 		t.Errorf("b1's view of grid's slice: %+v", view.Slice)
 	}
-	for _, name := range []string{topology.Name("no-such-node", gridSlice), topology.Name(s.node("b1"), "no-such-slice")} {
-		if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	for _, name := range []string{topology.Name("no-such-node", gridSlice), topology.Name(s.Node("b1"), "no-such-slice")} {
+		if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("get %s: %v, want 404", name, err)
 		}
 	}
-	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=x"}); !apierrors.IsBadRequest(err) ||
+	if _, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=x"}); !apierrors.IsBadRequest(err) ||
 		!strings.Contains(err.Error(), "spec.nodeName") {
 		t.Errorf("an unknown field selector: %v, want 400 naming it", err)
 	}
-	byLabel, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "nodeName=" + s.node("a2")})
+	byLabel, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "nodeName=" + s.Node("a2")})
 	if err != nil || len(byLabel.Items) != 1 || byLabel.Items[0].ServiceName != "plain" {
 		t.Errorf("label selector app=plain: %v, %v", byLabel, err)
 	}
 
-	out := mustKubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node("a1"))
-	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE", s.view(t, "a1", "grid"), "AnyMatch(" + unitKey + ")"} {
+	out := mustKubectl(t, "get", "nep", "-n", s.NS, "--field-selector", "nodeName="+s.Node("a1"))
+	for _, want := range []string{"NAME", "NODE", "SERVICE", "TOPOLOGY", "ENDPOINTS", "AGE", s.view(t, "a1", "grid"), "AnyMatch(" + framework.UnitKey + ")"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl get nep lacks %q:\n%s", want, out)
 		}
@@ -189,19 +182,19 @@ func TestNodeEndpointsWatchFollowsARelabel(t *testing.T) {
 	s := newSite(t)
 	s.expectViews(t, "a1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2")})
 	ctx := context.Background()
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
+	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1"), ResourceVersion: list.ResourceVersion})
+	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1"), ResourceVersion: list.ResourceVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
 
 	start := time.Now()
-	s.label(t, "a1", unitKey, "b")
+	s.label(t, "a1", framework.UnitKey, "b")
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
@@ -229,7 +222,7 @@ func TestNodeEndpointsResourceVersionsAndPaging(t *testing.T) {
 	s := newSite(t)
 	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "b1")})
 	ctx := context.Background()
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	whole, err := views.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -284,12 +277,12 @@ func TestMalformedTopologyIsReported(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"[not json"}}}`, topology.AnnotationTopologyKeys)
-	if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s.expectViews(t, "b1", map[string][]string{"grid": s.podIPs(t, "grid", "a1", "a2", "b1")})
-	eventually(t, 10*time.Second, "a MalformedTopology Warning on the Service", func(ctx context.Context) error {
-		events, err := kubeClient.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grid,reason=MalformedTopology"})
+	localcluster.Eventually(t, 10*time.Second, "a MalformedTopology Warning on the Service", func(ctx context.Context) error {
+		events, err := kubeClient.CoreV1().Events(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=grid,reason=MalformedTopology"})
 		if err != nil {
 			return err
 		}

@@ -162,7 +162,7 @@ func protobufClientset(t *testing.T) versioned.Interface {
 func TestProtobufNodeEndpoints(t *testing.T) {
 	ctx := context.Background()
 	s := newRuleSite(t, map[string]map[string]string{"edge": {}})
-	ns, node := s.ns, s.node("edge")
+	ns, node := s.NS, s.Node("edge")
 	s.createService(t, "web", func(*corev1.Service) {})
 	s.runPods(t, "web", podOn{"edge", true})
 
@@ -257,7 +257,7 @@ func TestProtobufServiceGrid(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
 	// Written in protobuf too: the server decodes a protobuf body.
-	created, err := protobufClientset(t).TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("proto"), metav1.CreateOptions{})
+	created, err := protobufClientset(t).TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("proto"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create in protobuf: %v", err)
 	}

@@ -28,16 +28,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
-
-// eventually waits for check to succeed; see localcluster.Eventually.
-func eventually(t *testing.T, timeout time.Duration, what string, check func(context.Context) error) {
-	t.Helper()
-	localcluster.Eventually(t, timeout, what, check)
-}
 
 func serviceMatches(ns, name string, check func(*corev1.Service) error) func(context.Context) error {
 	return func(ctx context.Context) error {
@@ -55,14 +48,14 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 	grids := gridview.TopologyV1alpha1().ServiceGrids(ns)
 	services := kubeClient.CoreV1().Services(ns)
 
-	sg := newServiceGrid("echo")
+	sg := framework.NewServiceGrid("echo")
 	sg.Annotations = map[string]string{"team": "edge"}
 	sg.Spec.GridUniqKey = "nodeunit"
 	created, err := grids.Create(ctx, sg, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Second, "Service created with SuperEdge's marks", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
+	localcluster.Eventually(t, time.Second, "Service created with SuperEdge's marks", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
 		ref := metav1.GetControllerOf(svc)
 		switch {
 		case ref == nil || ref.UID != created.UID || ref.Kind != "ServiceGrid" || ref.APIVersion != "topology.gridview.io/v1alpha1":
@@ -76,7 +69,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 		}
 		return nil
 	}))
-	waitReady(t, ns, "echo")
+	framework.WaitServiceGridReady(t, gridview, ns, "echo", 5*time.Second)
 	clusterIP := mustService(t, ns, "echo-svc").Spec.ClusterIP
 
 	steps := []struct {
@@ -121,7 +114,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 			if _, err := grids.Patch(ctx, "echo", types.MergePatchType, []byte(step.patch), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, time.Second, step.name, serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
+			localcluster.Eventually(t, time.Second, step.name, serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
 				if svc.Spec.ClusterIP != clusterIP {
 					return fmt.Errorf("clusterIP changed from %s to %s", clusterIP, svc.Spec.ClusterIP)
 				}
@@ -135,7 +128,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 			[]byte(`{"metadata":{"annotations":{"topologyKeys":"[]","other-tool":"kept"}}}`), metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "annotation repaired", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
+		localcluster.Eventually(t, 5*time.Second, "annotation repaired", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
 			if svc.Annotations["topologyKeys"] != `["topology.kubernetes.io/zone"]` || svc.Annotations["other-tool"] != "kept" {
 				return fmt.Errorf("annotations %v", svc.Annotations)
 			}
@@ -147,7 +140,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 		if err := services.Delete(ctx, "echo-svc", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 5*time.Second, "Service recreated", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
+		localcluster.Eventually(t, 5*time.Second, "Service recreated", serviceMatches(ns, "echo-svc", func(svc *corev1.Service) error {
 			if svc.UID == old.UID {
 				return fmt.Errorf("still the old Service")
 			}
@@ -158,7 +151,7 @@ func TestServiceGridOwnsItsService(t *testing.T) {
 		if err := grids.Delete(ctx, "echo", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Second, "Service deleted", func(ctx context.Context) error {
+		localcluster.Eventually(t, time.Second, "Service deleted", func(ctx context.Context) error {
 			_, err := services.Get(ctx, "echo-svc", metav1.GetOptions{})
 			return framework.Gone(err)
 		})
@@ -176,10 +169,10 @@ func TestServiceGridNeverTakesAForeignService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("web"), metav1.CreateOptions{}); err != nil {
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("web"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "ServiceConflict", func(ctx context.Context) error {
+	localcluster.Eventually(t, 5*time.Second, "ServiceConflict", func(ctx context.Context) error {
 		sg, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -206,11 +199,11 @@ func TestServiceGridAdoptsItsOrphanedService(t *testing.T) {
 	if _, err := kubeClient.CoreV1().Services(ns).Create(ctx, orphan, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	created, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("adopt"), metav1.CreateOptions{})
+	created, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("adopt"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "Service adopted", serviceMatches(ns, "adopt-svc", func(svc *corev1.Service) error {
+	localcluster.Eventually(t, 5*time.Second, "Service adopted", serviceMatches(ns, "adopt-svc", func(svc *corev1.Service) error {
 		if !metav1.IsControlledBy(svc, created) {
 			return fmt.Errorf("owners %+v", svc.OwnerReferences)
 		}
@@ -221,7 +214,7 @@ func TestServiceGridAdoptsItsOrphanedService(t *testing.T) {
 func TestDryRunCreatesNoService(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
-	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("dry"),
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("dry"),
 		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Fatal(err)
 	}
@@ -232,26 +225,6 @@ func TestDryRunCreatesNoService(t *testing.T) {
 	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, "dry", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("dry-run create stored the ServiceGrid: %v", err)
 	}
-}
-
-// waitReady waits until the ServiceGrid's status says its Service matches
-// its current generation, and returns it.
-func waitReady(t *testing.T, ns, name string) *topologyv1alpha1.ServiceGrid {
-	t.Helper()
-	var sg *topologyv1alpha1.ServiceGrid
-	eventually(t, 5*time.Second, "ServiceGrid "+name+" Ready", func(ctx context.Context) error {
-		var err error
-		if sg, err = gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return err
-		}
-		cond := meta.FindStatusCondition(sg.Status.Conditions, "Ready")
-		if sg.Status.ServiceName != name+"-svc" || sg.Status.ObservedGeneration != sg.Generation || cond == nil ||
-			cond.Status != metav1.ConditionTrue || cond.Reason != "ServiceSynced" {
-			return fmt.Errorf("status %+v", sg.Status)
-		}
-		return nil
-	})
-	return sg
 }
 
 func mustService(t *testing.T, ns, name string) *corev1.Service {

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/localcluster"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -34,7 +35,7 @@ import (
 // Service says.
 func expectDemoRoutingReported(t *testing.T) {
 	t.Helper()
-	eventually(t, 20*time.Second, "the routing metrics of the demo", func(ctx context.Context) error {
+	localcluster.Eventually(t, 20*time.Second, "the routing metrics of the demo", func(ctx context.Context) error {
 		body, err := get(ctx, t, cluster.GridviewConfig(), "/metrics", nil)
 		if err != nil {
 			return err
@@ -59,7 +60,7 @@ func expectDemoRoutingReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	var warnings []corev1.Event
-	eventually(t, 20*time.Second, "a NoEndpointsForNodes Warning on demo/echo-svc", func(ctx context.Context) error {
+	localcluster.Eventually(t, 20*time.Second, "a NoEndpointsForNodes Warning on demo/echo-svc", func(ctx context.Context) error {
 		events, err := kubeClient.CoreV1().Events("demo").List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
 			"involvedObject.kind": "Service", "involvedObject.name": "echo-svc", "involvedObject.uid": string(svc.UID), "reason": "NoEndpointsForNodes",
 		}.String()})

@@ -33,6 +33,7 @@ import (
 
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // zoneKey is the node label of native topology, which kube-proxy reads too.
@@ -51,23 +52,11 @@ type ruleSite struct {
 
 func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 	t.Helper()
-	s := ruleSite{site: site{ns: testNamespace(t)}, nodes: map[string]map[string]string{}, ips: map[string]map[string][]string{}}
-	t.Cleanup(func() {
-		deleteNamespaceAndPods(t, s.ns)
-		for name := range s.nodes {
-			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), s.node(name), metav1.DeleteOptions{})
-		}
-	})
-	for name, labels := range nodes {
-		s.nodes[name] = map[string]string{}
-		for key, value := range labels {
-			s.nodes[name][key] = s.unit(value)
-		}
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: s.nodes[name]}}
-		if _, err := kubeClient.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := ruleSite{site: site{framework.Site{NS: testNamespace(t)}}, ips: map[string]map[string][]string{}}
+	s.nodes = s.CreateNodes(t, kubeClient, nodes)
+	// Registered after CreateNodes, so that it runs first: a Node's Pods go
+	// before it.
+	t.Cleanup(func() { deleteNamespaceAndPods(t, s.NS) })
 	return s
 }
 
@@ -75,9 +64,9 @@ func newRuleSite(t *testing.T, nodes map[string]map[string]string) ruleSite {
 // newRuleSite prefixes them.
 func (s ruleSite) label(t *testing.T, name, key, value string) {
 	t.Helper()
-	s.nodes[name][key] = s.unit(value)
+	s.nodes[name][key] = s.Unit(value)
 	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, s.nodes[name][key])
-	if _, err := kubeClient.CoreV1().Nodes().Patch(context.Background(), s.node(name), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Nodes().Patch(context.Background(), s.Node(name), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -101,7 +90,7 @@ func (s ruleSite) tryCreateService(name string, mutate func(*corev1.Service)) er
 			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(echoPort)}}},
 	}
 	mutate(svc)
-	_, err := kubeClient.CoreV1().Services(s.ns).Create(context.Background(), svc, metav1.CreateOptions{})
+	_, err := kubeClient.CoreV1().Services(s.NS).Create(context.Background(), svc, metav1.CreateOptions{})
 	return err
 }
 
@@ -137,14 +126,14 @@ func (s ruleSite) runPods(t *testing.T, service string, pods ...podOn) {
 	for i, p := range pods {
 		names[i] = podName(service, p.node, len(s.ips[service][p.node])+earlier[p.node])
 		earlier[p.node]++
-		if _, err := kubeClient.CoreV1().Pods(s.ns).Create(ctx, podOnNode(names[i], service, s.node(p.node)), metav1.CreateOptions{}); err != nil {
+		if _, err := kubeClient.CoreV1().Pods(s.NS).Create(ctx, podOnNode(names[i], service, s.Node(p.node)), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ips := make([]string, len(pods))
-	eventually(t, time.Minute, "the Pods of "+service+" running", func(ctx context.Context) error {
+	localcluster.Eventually(t, time.Minute, "the Pods of "+service+" running", func(ctx context.Context) error {
 		for i, name := range names {
-			got, err := kubeClient.CoreV1().Pods(s.ns).Get(ctx, name, metav1.GetOptions{})
+			got, err := kubeClient.CoreV1().Pods(s.NS).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -207,7 +196,7 @@ func (s ruleSite) patchReady(t *testing.T, pod string, ready bool) {
 		status = corev1.ConditionTrue
 	}
 	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
-	if _, err := kubeClient.CoreV1().Pods(s.ns).Patch(context.Background(), pod, types.StrategicMergePatchType, []byte(patch),
+	if _, err := kubeClient.CoreV1().Pods(s.NS).Patch(context.Background(), pod, types.StrategicMergePatchType, []byte(patch),
 		metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,11 +208,11 @@ func (s ruleSite) patchReady(t *testing.T, pod string, ready bool) {
 func (s ruleSite) deletePod(t *testing.T, service, node string) {
 	t.Helper()
 	name, ip := s.onlyPod(t, service, node)
-	if err := kubeClient.CoreV1().Pods(s.ns).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+	if err := kubeClient.CoreV1().Pods(s.NS).Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
 	delete(s.ips[service], node)
-	eventually(t, time.Minute, "the EndpointSlice controller taking "+name+" out", func(ctx context.Context) error {
+	localcluster.Eventually(t, time.Minute, "the EndpointSlice controller taking "+name+" out", func(ctx context.Context) error {
 		written, err := s.writtenReadiness(ctx, service)
 		if _, ok := written[ip]; err == nil && ok {
 			err = fmt.Errorf("%s is still an endpoint", ip)
@@ -236,7 +225,7 @@ func (s ruleSite) deletePod(t *testing.T, service, node string) {
 // Service's endpoints of the addresses given, ready as given.
 func (s ruleSite) awaitWritten(t *testing.T, service string, want map[string]bool) {
 	t.Helper()
-	eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
+	localcluster.Eventually(t, time.Minute, "the EndpointSlice controller writing the Pods of "+service, func(ctx context.Context) error {
 		written, err := s.writtenReadiness(ctx, service)
 		if err != nil {
 			return err
@@ -253,7 +242,7 @@ func (s ruleSite) awaitWritten(t *testing.T, service string, want map[string]boo
 // writtenReadiness maps the addresses of the Service's EndpointSlices to
 // their readiness.
 func (s ruleSite) writtenReadiness(ctx context.Context, service string) (map[string]bool, error) {
-	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
+	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.NS).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + service})
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +261,7 @@ func (s ruleSite) writtenReadiness(ctx context.Context, service string) (map[str
 // controller writes for a Service of at most 100 Pods.
 func (s ruleSite) controllerSlice(t *testing.T, service string) string {
 	t.Helper()
-	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(context.Background(), metav1.ListOptions{
+	list, err := kubeClient.DiscoveryV1().EndpointSlices(s.NS).List(context.Background(), metav1.ListOptions{
 		LabelSelector: discoveryv1.LabelServiceName + "=" + service + "," + discoveryv1.LabelManagedBy + "=" + endpointSliceController})
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +280,7 @@ const endpointSliceController = "endpointslice-controller.k8s.io"
 // EndpointSlice controller writes for a Service.
 func (s ruleSite) view(t *testing.T, node, service string) string {
 	t.Helper()
-	return topology.Name(s.node(node), s.controllerSlice(t, service))
+	return topology.Name(s.Node(node), s.controllerSlice(t, service))
 }
 
 // expectNep waits until the node's views of the Service hold exactly the
@@ -300,19 +289,19 @@ func (s ruleSite) view(t *testing.T, node, service string) string {
 func (s ruleSite) expectNep(t *testing.T, node, service, rule string, want ...string) {
 	t.Helper()
 	want = slices.Sorted(slices.Values(want))
-	eventually(t, 10*time.Second, fmt.Sprintf("%s's view of %s of %v, TOPOLOGY saying %q", node, service, want, rule), func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, fmt.Sprintf("%s's view of %s of %v, TOPOLOGY saying %q", node, service, want, rule), func(ctx context.Context) error {
 		// A deadline of its own, so that the last attempt reports what it
 		// found rather than the poll's deadline.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		got, err := framework.ServiceAddresses(ctx, gridview, s.ns, s.node(node), service)
+		got, err := framework.ServiceAddresses(ctx, gridview, s.NS, s.Node(node), service)
 		if err != nil {
 			return err
 		}
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("the views hold %v", got)
 		}
-		out, err := kubectl(t, "get", "nep", "-n", s.ns, "--field-selector", "nodeName="+s.node(node))
+		out, err := kubectl(t, "get", "nep", "-n", s.NS, "--field-selector", "nodeName="+s.Node(node))
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, out)
 		}

@@ -29,6 +29,8 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // OpenYurt's node pool label, set on nodes by OpenYurt's pool controller.
@@ -39,24 +41,24 @@ const nodePoolLabel = "apps.openyurt.io/nodepool"
 // views; pools cross units so that a pool filter cannot pass for another.
 func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	s := newRuleSite(t, map[string]map[string]string{
-		"a1": {unitKey: "a", zoneKey: "z1", nodePoolLabel: "p1"},
-		"a2": {unitKey: "a", zoneKey: "z1", nodePoolLabel: "p2"},
-		"b1": {unitKey: "b", zoneKey: "z1", nodePoolLabel: "p1"},
-		"c1": {unitKey: "c", zoneKey: "z2", nodePoolLabel: "p2"},
+		"a1": {framework.UnitKey: "a", zoneKey: "z1", nodePoolLabel: "p1"},
+		"a2": {framework.UnitKey: "a", zoneKey: "z1", nodePoolLabel: "p2"},
+		"b1": {framework.UnitKey: "b", zoneKey: "z1", nodePoolLabel: "p1"},
+		"c1": {framework.UnitKey: "c", zoneKey: "z2", nodePoolLabel: "p2"},
 	})
 	s.createService(t, "yurt", func(svc *corev1.Service) {
 		svc.Annotations[topology.AnnotationOpenYurtTopologyKeys] = "openyurt.io/nodepool"
 	})
 	s.createService(t, "plain", func(*corev1.Service) {})
 	s.createService(t, "capacity", func(svc *corev1.Service) {
-		svc.Annotations[topology.AnnotationGridviewKeys] = unitKey + "," + zoneKey + ",*"
+		svc.Annotations[topology.AnnotationGridviewKeys] = framework.UnitKey + "," + zoneKey + ",*"
 		svc.Annotations[topology.AnnotationMinReady] = "2"
 	})
 	for _, service := range []string{"yurt", "plain", "capacity"} {
 		s.runPods(t, service, podOn{"a2", true}, podOn{"b1", true}, podOn{"c1", true})
 	}
 
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	if err := cluster.SetNodeInternalIP(context.Background(), n.NodeName, n.IP); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	expect := func(t *testing.T, service, rule string, want ...string) {
 		t.Helper()
 		s.expectNep(t, "a1", service, rule, want...)
-		proxy.expect(t, s.ns, service, want...)
+		proxy.expect(t, s.NS, service, want...)
 	}
 
 	// OpenYurt: one key, a hard filter. a1's pool p1 holds b1 alone.
@@ -79,7 +81,7 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	// follow every change of the Namespace live.
 	t.Run("namespace default changed live", func(t *testing.T) {
 		expect(t, "plain", "None", s.podIPs(t, "plain", "a2", "b1", "c1")...)
-		s.annotateNamespace(t, unitKey)
+		s.annotateNamespace(t, framework.UnitKey)
 		expect(t, "plain", "Namespace", s.podIPs(t, "plain", "a2")...)
 		s.annotateNamespace(t, zoneKey)
 		expect(t, "plain", "Namespace", s.podIPs(t, "plain", "a2", "b1")...)
@@ -93,7 +95,7 @@ func TestRulesReachKubeProxyThroughTheWrapper(t *testing.T) {
 	t.Run("min-ready gates the unit", func(t *testing.T) {
 		expect(t, "capacity", "Ordered("+zoneKey+")", s.podIPs(t, "capacity", "a2", "b1")...)
 		s.runPods(t, "capacity", podOn{"a1", true})
-		expect(t, "capacity", "Ordered("+unitKey+")", s.podIPs(t, "capacity", "a1", "a2")...)
+		expect(t, "capacity", "Ordered("+framework.UnitKey+")", s.podIPs(t, "capacity", "a1", "a2")...)
 	})
 }
 
@@ -106,7 +108,7 @@ func (s ruleSite) annotateNamespace(t *testing.T, keys string) {
 		value = fmt.Sprintf("%q", keys)
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, topology.AnnotationGridviewKeys, value)
-	if _, err := kubeClient.CoreV1().Namespaces().Patch(context.Background(), s.ns, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Namespaces().Patch(context.Background(), s.NS, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,13 +120,13 @@ func TestServiceGridMinReadyRendersTheAnnotation(t *testing.T) {
 	ns := testNamespace(t)
 	grids := gridview.TopologyV1alpha1().ServiceGrids(ns)
 
-	invalid := newServiceGrid("zero")
+	invalid := framework.NewServiceGrid("zero")
 	invalid.Spec.Fallback = topologyv1alpha1.FallbackAny
 	invalid.Spec.MinReady = &topologyv1alpha1.MinReady{Default: ptr.To[int32](0)}
 	_, err := grids.Create(ctx, invalid, metav1.CreateOptions{})
 	expectInvalid(t, err, "spec.minReady.default")
 
-	sg := newServiceGrid("echo")
+	sg := framework.NewServiceGrid("echo")
 	sg.Spec.Fallback = topologyv1alpha1.FallbackAny
 	sg.Spec.MinReady = &topologyv1alpha1.MinReady{Default: ptr.To[int32](2)}
 	if _, err := grids.Create(ctx, sg, metav1.CreateOptions{}); err != nil {
@@ -132,17 +134,17 @@ func TestServiceGridMinReadyRendersTheAnnotation(t *testing.T) {
 	}
 	waitMinReady(t, ns, "echo-svc", "2")
 
-	stored := waitReady(t, ns, "echo")
-	stored.Spec.MinReady = &topologyv1alpha1.MinReady{PerKey: []topologyv1alpha1.KeyMinReady{{Key: unitKey, Count: 3}}}
+	stored := framework.WaitServiceGridReady(t, gridview, ns, "echo", 5*time.Second)
+	stored.Spec.MinReady = &topologyv1alpha1.MinReady{PerKey: []topologyv1alpha1.KeyMinReady{{Key: framework.UnitKey, Count: 3}}}
 	if _, err := grids.Update(ctx, stored, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitMinReady(t, ns, "echo-svc", unitKey+"=3")
+	waitMinReady(t, ns, "echo-svc", framework.UnitKey+"=3")
 }
 
 func waitMinReady(t *testing.T, ns, service, want string) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("Service %s with %s %q", service, topology.AnnotationMinReady, want),
+	localcluster.Eventually(t, 10*time.Second, fmt.Sprintf("Service %s with %s %q", service, topology.AnnotationMinReady, want),
 		serviceMatches(ns, service, func(svc *corev1.Service) error {
 			if got := svc.Annotations[topology.AnnotationMinReady]; got != want {
 				return fmt.Errorf("%s = %q", topology.AnnotationMinReady, got)

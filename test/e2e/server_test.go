@@ -28,6 +28,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -123,11 +125,11 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	ns := testNamespace(t)
 	client := gridview.TopologyV1alpha1().ServiceGrids(ns)
-	if _, err := client.Create(ctx, newServiceGrid("durable"), metav1.CreateOptions{}); err != nil {
+	if _, err := client.Create(ctx, framework.NewServiceGrid("durable"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	// Once Ready, nothing writes the ServiceGrid: its resourceVersion must stay.
-	before := waitReady(t, ns, "durable")
+	before := framework.WaitServiceGridReady(t, gridview, ns, "durable", 5*time.Second)
 	if err := cluster.RestartGridview(ctx); err != nil {
 		t.Fatalf("restart gridview-apiserver: %v", err)
 	}
@@ -140,7 +142,7 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 			after.UID, after.ResourceVersion, after.Spec.GridUniqKey, before.UID, before.ResourceVersion, before.Spec.GridUniqKey)
 	}
 	// The restarted reconciler finds the Service in place.
-	waitReady(t, ns, "durable")
+	framework.WaitServiceGridReady(t, gridview, ns, "durable", 5*time.Second)
 
 	// A Service deleted while gridview-apiserver is down is back once it runs.
 	if err := cluster.StopGridview(); err != nil {
@@ -152,8 +154,8 @@ func TestServiceGridsSurviveRestart(t *testing.T) {
 	if err := cluster.StartGridview(ctx); err != nil {
 		t.Fatalf("start gridview-apiserver: %v", err)
 	}
-	eventually(t, 20*time.Second, "Service recreated after the restart", serviceMatches(ns, "durable-svc", func(*corev1.Service) error { return nil }))
-	eventually(t, 20*time.Second, "the restarted replica leading", replicaLeads(0))
+	localcluster.Eventually(t, 20*time.Second, "Service recreated after the restart", serviceMatches(ns, "durable-svc", func(*corev1.Service) error { return nil }))
+	localcluster.Eventually(t, 20*time.Second, "the restarted replica leading", replicaLeads(0))
 }
 
 func TestBadStartupEndsWithOneErrorLine(t *testing.T) {

@@ -32,20 +32,8 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyapply "github.com/gridview/gridview/generated/applyconfiguration/topology/v1alpha1"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
-
-func newServiceGrid(name string) *topologyv1alpha1.ServiceGrid {
-	return &topologyv1alpha1.ServiceGrid{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
-		Spec: topologyv1alpha1.ServiceGridSpec{
-			GridUniqKey: "superedge.io/nodeunit",
-			Template: corev1.ServiceSpec{
-				Selector: map[string]string{"app": name},
-				Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
-			},
-		},
-	}
-}
 
 func TestServiceGridLifecycle(t *testing.T) {
 	ctx := context.Background()
@@ -58,7 +46,7 @@ func TestServiceGridLifecycle(t *testing.T) {
 	}
 	defer watcher.Stop()
 
-	created, err := client.Create(ctx, newServiceGrid("echo"), metav1.CreateOptions{})
+	created, err := client.Create(ctx, framework.NewServiceGrid("echo"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -72,7 +60,7 @@ func TestServiceGridLifecycle(t *testing.T) {
 		t.Fatalf("get: %v, uid %q, want %q", err, got.UID, created.UID)
 	}
 
-	if _, err := client.Create(ctx, newServiceGrid("other"), metav1.CreateOptions{}); err != nil {
+	if _, err := client.Create(ctx, framework.NewServiceGrid("other"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create other: %v", err)
 	}
 	expectEvent(t, watcher, watch.Added, "other")

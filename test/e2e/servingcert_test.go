@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -102,7 +103,7 @@ func TestAggregatorVerifiesSelfManagedServingCert(t *testing.T) {
 
 	// Clients through the aggregator.
 	ns := testNamespace(t)
-	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("verified"), metav1.CreateOptions{}); err != nil {
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("verified"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating a ServiceGrid through the aggregator: %v", err)
 	}
 	if out := mustKubectl(t, "get", "servicegrids", "-n", ns, "-o", "name"); !strings.Contains(out, "servicegrid.topology.gridview.io/verified") {

@@ -36,21 +36,22 @@ import (
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // sliceViews returns a node's views of a Service's slices, addresses by
 // slice name, checking that each is named <node>..<slice> and routes to an
 // endpoint at least: a slice the node routes to none of has no view.
 func (s site) sliceViews(ctx context.Context, node, service string) (map[string][]string, error) {
-	views, err := framework.ServiceViews(ctx, gridview, s.ns, s.node(node), service)
+	views, err := framework.ServiceViews(ctx, gridview, s.NS, s.Node(node), service)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string][]string{}
 	for i := range views {
 		view := &views[i]
-		if want := topology.Name(s.node(node), view.Slice.Name); view.Name != want || view.NodeName != s.node(node) || view.ServiceName != service {
-			return nil, fmt.Errorf("view %s of node %s, Service %s: want %s of %s, Service %s", view.Name, view.NodeName, view.ServiceName, want, s.node(node), service)
+		if want := topology.Name(s.Node(node), view.Slice.Name); view.Name != want || view.NodeName != s.Node(node) || view.ServiceName != service {
+			return nil, fmt.Errorf("view %s of node %s, Service %s: want %s of %s, Service %s", view.Name, view.NodeName, view.ServiceName, want, s.Node(node), service)
 		}
 		if len(view.Slice.Endpoints) == 0 {
 			return nil, fmt.Errorf("view %s routes to no endpoint: it should not exist", view.Name)
@@ -62,7 +63,7 @@ func (s site) sliceViews(ctx context.Context, node, service string) (map[string]
 
 func (s site) expectSliceViews(t *testing.T, node, service string, want map[string][]string) {
 	t.Helper()
-	eventually(t, 10*time.Second, fmt.Sprintf("%s's views of %s", node, service), func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, fmt.Sprintf("%s's views of %s", node, service), func(ctx context.Context) error {
 		got, err := s.sliceViews(ctx, node, service)
 		if err != nil {
 			return err
@@ -93,13 +94,13 @@ func expectViewEvent(t *testing.T, w watch.Interface, want watch.EventType, name
 // slice, which the EndpointSlice controller decides on its own, and about
 // one event per write, where a Pod's start is several.
 func TestNodeEndpointsPerSlice(t *testing.T) {
-	s := newRuleSite(t, siteNodes)
+	s := newRuleSite(t, framework.SiteNodes())
 	ctx := context.Background()
 	layout := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "layout", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		ObjectMeta: metav1.ObjectMeta{Name: "layout", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + framework.UnitKey + `"]`}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, layout, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, layout, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// layout-y has no endpoint in unit a after the second write, layout-z
@@ -109,27 +110,27 @@ func TestNodeEndpointsPerSlice(t *testing.T) {
 	s.writeNamedSlice(t, "layout", "layout-z", map[string]string{"10.1.2.3": "b1"})
 	s.expectSliceViews(t, "a1", "layout", map[string][]string{"layout-x": {"10.1.0.1", "10.1.0.2"}, "layout-y": {"10.1.1.2"}})
 	s.expectSliceViews(t, "b1", "layout", map[string][]string{"layout-x": {"10.1.0.3"}, "layout-y": {"10.1.1.3"}, "layout-z": {"10.1.2.3"}})
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	if _, err := views.Get(ctx, topology.Name(s.node("a1"), "layout-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
+	if _, err := views.Get(ctx, topology.Name(s.Node("a1"), "layout-z"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a1's view of layout-z, which it routes to no endpoint of: %v, want 404", err)
 	}
 	// A Service without slices has no view at all (checked at the end,
 	// once the feed has applied later changes).
 	empty := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "empty"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, empty, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, empty, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+	list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1"), ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
+	w, err := views.Watch(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1"), ResourceVersion: list.ResourceVersion, AllowWatchBookmarks: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	layoutX, layoutY, layoutZ := topology.Name(s.node("a1"), "layout-x"), topology.Name(s.node("a1"), "layout-y"), topology.Name(s.node("a1"), "layout-z")
+	layoutX, layoutY, layoutZ := topology.Name(s.Node("a1"), "layout-x"), topology.Name(s.Node("a1"), "layout-y"), topology.Name(s.Node("a1"), "layout-z")
 	// Each step's event is the next one: an event for another slice in
 	// between would fail the step after.
 	s.writeNamedSlice(t, "layout", "layout-x", map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1", "10.1.0.4": "a2"})
@@ -138,7 +139,7 @@ func TestNodeEndpointsPerSlice(t *testing.T) {
 	expectViewEvent(t, w, watch.Deleted, layoutY)
 	s.writeNamedSlice(t, "layout", "layout-z", map[string]string{"10.1.2.1": "a1", "10.1.2.3": "b1"})
 	expectViewEvent(t, w, watch.Added, layoutZ, "10.1.2.1")
-	if err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).Delete(ctx, "layout-z", metav1.DeleteOptions{}); err != nil {
+	if err := kubeClient.DiscoveryV1().EndpointSlices(s.NS).Delete(ctx, "layout-z", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	expectViewEvent(t, w, watch.Deleted, layoutZ)
@@ -158,10 +159,10 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 	ctx := context.Background()
 	s.writeNamedSlice(t, "grid", "grid-y", map[string]string{"10.1.1.3": "b1"})
 	patch := []byte(`{"metadata":{"labels":{"tier":"edge"}}}`)
-	if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Patch(ctx, "grid", types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	view := func(node, service string) string { return s.view(t, node, service) }
 	for _, tc := range []struct {
 		name string
@@ -170,17 +171,17 @@ func TestNodeEndpointsLabelSelectors(t *testing.T) {
 	}{
 		// grid-y's only endpoint is in unit b: a1 and a2 have no view of it.
 		{name: "the Service's new label", opts: metav1.ListOptions{LabelSelector: "tier=edge"},
-			want: []string{view("a1", "grid"), view("a2", "grid"), view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
-		{name: "a label and a node", opts: metav1.ListOptions{LabelSelector: "app=grid,tier=edge", FieldSelector: "nodeName=" + s.node("b1")},
-			want: []string{view("b1", "grid"), topology.Name(s.node("b1"), "grid-y")}},
-		{name: "a set-based selector and a node", opts: metav1.ListOptions{LabelSelector: "app notin (grid)", FieldSelector: "nodeName=" + s.node("a1")},
+			want: []string{view("a1", "grid"), view("a2", "grid"), view("b1", "grid"), topology.Name(s.Node("b1"), "grid-y")}},
+		{name: "a label and a node", opts: metav1.ListOptions{LabelSelector: "app=grid,tier=edge", FieldSelector: "nodeName=" + s.Node("b1")},
+			want: []string{view("b1", "grid"), topology.Name(s.Node("b1"), "grid-y")}},
+		{name: "a set-based selector and a node", opts: metav1.ListOptions{LabelSelector: "app notin (grid)", FieldSelector: "nodeName=" + s.Node("a1")},
 			want: []string{view("a1", "ordered"), view("a1", "plain")}},
 		{name: "a label and a Service", opts: metav1.ListOptions{LabelSelector: "app=plain", FieldSelector: "serviceName=plain"},
 			want: []string{view("a1", "plain"), view("a2", "plain"), view("b1", "plain")}},
 		{name: "a slice's label is not a view's", opts: metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=grid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			eventually(t, 10*time.Second, "the views selected", func(ctx context.Context) error {
+			localcluster.Eventually(t, 10*time.Second, "the views selected", func(ctx context.Context) error {
 				list, err := views.List(ctx, tc.opts)
 				if err != nil {
 					return err
@@ -210,7 +211,7 @@ func TestNodeEndpointsOneEndpointFlipSendsOneSlice(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "wide"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	const slicesOfWide, perSlice = 10, 50
@@ -223,22 +224,22 @@ func TestNodeEndpointsOneEndpointFlipSendsOneSlice(t *testing.T) {
 		}
 		for e := range perSlice {
 			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
-				Addresses: []string{fmt.Sprintf("10.7.%d.%d", i, e+1)}, NodeName: ptr.To(s.node(nodes[e%len(nodes)])),
+				Addresses: []string{fmt.Sprintf("10.7.%d.%d", i, e+1)}, NodeName: ptr.To(s.Node(nodes[e%len(nodes)])),
 				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(e != notReady)},
 			})
 		}
 		return slice
 	}
-	endpointSlices := kubeClient.DiscoveryV1().EndpointSlices(s.ns)
+	endpointSlices := kubeClient.DiscoveryV1().EndpointSlices(s.NS)
 	for i := range slicesOfWide {
 		if _, err := endpointSlices.Create(ctx, sliceOf(i, -1), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-	selector := "nodeName=" + s.node("b1") + ",serviceName=wide"
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
+	selector := "nodeName=" + s.Node("b1") + ",serviceName=wide"
 	var list *topologyv1alpha1.NodeEndpointsList
-	eventually(t, 10*time.Second, "b1's views of every slice of wide", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "b1's views of every slice of wide", func(ctx context.Context) error {
 		var err error
 		if list, err = views.List(ctx, metav1.ListOptions{FieldSelector: selector}); err == nil && len(list.Items) != slicesOfWide {
 			err = fmt.Errorf("%d views", len(list.Items))
@@ -266,7 +267,7 @@ func TestNodeEndpointsOneEndpointFlipSendsOneSlice(t *testing.T) {
 	}
 	e := nextEvent(t, w)
 	view, ok := e.Object.(*topologyv1alpha1.NodeEndpoints)
-	if !ok || e.Type != watch.Modified || view.Name != topology.Name(s.node("b1"), "wide-3") || len(view.Slice.Endpoints) != perSlice ||
+	if !ok || e.Type != watch.Modified || view.Name != topology.Name(s.Node("b1"), "wide-3") || len(view.Slice.Endpoints) != perSlice ||
 		ptr.Deref(view.Slice.Endpoints[7].Conditions.Ready, true) {
 		t.Fatalf("event %s %v, want MODIFIED of b1's view of wide-3 with endpoint 7 not ready", e.Type, e.Object)
 	}

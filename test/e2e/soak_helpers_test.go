@@ -103,9 +103,9 @@ func (s *soakCluster) service(i int) string { return fmt.Sprintf("svc-%d", i) }
 func soakAnnotations(mode int) map[string]string {
 	switch mode % 3 {
 	case 0:
-		return map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}
+		return map[string]string{topology.AnnotationTopologyKeys: `["` + framework.UnitKey + `"]`}
 	case 1:
-		return map[string]string{topology.AnnotationGridviewKeys: unitKey + ",*"}
+		return map[string]string{topology.AnnotationGridviewKeys: framework.UnitKey + ",*"}
 	}
 	return nil
 }
@@ -115,7 +115,7 @@ func newSoakCluster(t *testing.T) *soakCluster {
 	ctx := context.Background()
 	s := &soakCluster{t: t, ns: testNamespace(t), rng: rand.New(rand.NewPCG(soakSeed, soakSeed)), endpoints: map[string]map[string]string{}}
 	for i := range soakNodes {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(i), Labels: map[string]string{unitKey: s.unit(i % soakUnits)}}}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(i), Labels: map[string]string{framework.UnitKey: s.unit(i % soakUnits)}}}
 		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func (s *soakCluster) change(ctx context.Context) (marker string) {
 		s.endpoints[service][addresses[s.rng.IntN(len(addresses))]] = s.node(s.rng.IntN(soakNodes))
 		s.writeSlice(service)
 	case 4, 5, 6: // a node moves to another unit
-		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(s.rng.IntN(soakUnits)))
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, framework.UnitKey, s.unit(s.rng.IntN(soakUnits)))
 		_, err = kubeClient.CoreV1().Nodes().Patch(ctx, s.node(s.rng.IntN(soakNodes)), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 	case 7, 8: // a Service changes its topology
 		svc, getErr := kubeClient.CoreV1().Services(s.ns).Get(ctx, service, metav1.GetOptions{})

@@ -36,6 +36,7 @@ import (
 	topologyinformers "github.com/gridview/gridview/generated/informers/externalversions"
 	"github.com/gridview/gridview/pkg/topology"
 	"github.com/gridview/gridview/pkg/topology/topologytest"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // soakInformer is one node's informer on its NodeEndpoints, as a wrapper
@@ -121,7 +122,7 @@ func TestSoakNodeEndpointsInformersStayConsistent(t *testing.T) {
 	for _, stop := range stops {
 		stop()
 	}
-	eventually(t, 30*time.Second, "the server's watchers and goroutines back to their baseline", func(context.Context) error {
+	localcluster.Eventually(t, 30*time.Second, "the server's watchers and goroutines back to their baseline", func(context.Context) error {
 		now := gridviewStats(t)
 		if now["gridview_nodeendpoints_watchers"] > baseline["gridview_nodeendpoints_watchers"] ||
 			now["go_goroutines"] > baseline["go_goroutines"]+20 {
@@ -164,7 +165,7 @@ func checkConverged(t *testing.T, s *soakCluster, informers []*soakInformer, whe
 	// Not the poll's ctx: a list cut short by its deadline would hide the
 	// last difference seen.
 	ctx := context.Background()
-	eventually(t, 60*time.Second, "every informer equal to a fresh list, "+when, func(context.Context) error {
+	localcluster.Eventually(t, 60*time.Second, "every informer equal to a fresh list, "+when, func(context.Context) error {
 		for _, si := range informers {
 			list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + si.node})
 			if err != nil {

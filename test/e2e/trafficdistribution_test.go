@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/localcluster"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +42,7 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	// the same zone as no change, ignoring zone hints until the zone
 	// changes. A zone set after start always reaches it.
 	s := newRuleSite(t, map[string]map[string]string{"z1a": {}, "z1b": {zoneKey: "z1"}, "z2a": {zoneKey: "z2"}})
-	proxies := startProxyPair(t, s.ns, s.node("z1a"))
+	proxies := startProxyPair(t, s.NS, s.Node("z1a"))
 	proxies.awaitSynced(t)
 	s.label(t, "z1a", zoneKey, "z1")
 	sameNode := corev1.ServiceTrafficDistributionPreferSameNode
@@ -79,8 +80,8 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	// The controller gives topology-mode Auto's hints only while every
 	// Ready Node of the cluster has a zone and CPUs: another test's Node
 	// left behind would take them away.
-	eventually(t, 30*time.Second, "the EndpointSlice controller's zone hints for auto", func(ctx context.Context) error {
-		list, err := kubeClient.DiscoveryV1().EndpointSlices(s.ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=auto"})
+	localcluster.Eventually(t, 30*time.Second, "the EndpointSlice controller's zone hints for auto", func(ctx context.Context) error {
+		list, err := kubeClient.DiscoveryV1().EndpointSlices(s.NS).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=auto"})
 		if err != nil {
 			return err
 		}
@@ -95,9 +96,9 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	})
 
 	for _, svc := range services {
-		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.ns, svc.name, s.podIPs(t, svc.name, svc.want...)...) })
+		t.Run(svc.name, func(t *testing.T) { proxies.expect(t, s.NS, svc.name, s.podIPs(t, svc.name, svc.want...)...) })
 	}
-	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.ns, "auto", s.podIPs(t, "auto", "z1a", "z1b")...) })
+	t.Run("auto", func(t *testing.T) { proxies.expect(t, s.NS, "auto", s.podIPs(t, "auto", "z1a", "z1b")...) })
 
 	// The views are pruned centrally, the tier chosen named; a tier's
 	// endpoints that are not ready stay in it, for kube-proxy to skip.
@@ -111,10 +112,10 @@ func TestTrafficDistributionParityWithKubeProxyHints(t *testing.T) {
 	// Readiness returns live: the preferred tier takes over again.
 	t.Run("node endpoint ready again", func(t *testing.T) {
 		s.setReady(t, "node-to-zone", "z1a", true)
-		proxies.expect(t, s.ns, "node-to-zone", s.podIPs(t, "node-to-zone", "z1a")...)
+		proxies.expect(t, s.NS, "node-to-zone", s.podIPs(t, "node-to-zone", "z1a")...)
 	})
 	t.Run("zone endpoint ready again", func(t *testing.T) {
 		s.setReady(t, "zone-to-cluster", "z1b", true)
-		proxies.expect(t, s.ns, "zone-to-cluster", s.podIPs(t, "zone-to-cluster", "z1b")...)
+		proxies.expect(t, s.NS, "zone-to-cluster", s.podIPs(t, "zone-to-cluster", "z1b")...)
 	})
 }

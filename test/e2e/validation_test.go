@@ -21,11 +21,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/e2e/framework"
 )
 
 func TestInvalidServiceGridsAreRefused(t *testing.T) {
@@ -47,19 +49,19 @@ func TestInvalidServiceGridsAreRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run("create/"+tc.name, func(t *testing.T) {
-			sg := newServiceGrid("bad")
+			sg := framework.NewServiceGrid("bad")
 			tc.mutate(sg)
 			_, err := client.Create(ctx, sg, metav1.CreateOptions{})
 			expectInvalid(t, err, tc.wantField)
 		})
 	}
 
-	if _, err := client.Create(ctx, newServiceGrid("good"), metav1.CreateOptions{}); err != nil {
+	if _, err := client.Create(ctx, framework.NewServiceGrid("good"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create: %v", err)
 	}
 	// Once Ready, the reconciler no longer writes the status, so a read and
 	// an update meet no conflict.
-	waitReady(t, ns, "good")
+	framework.WaitServiceGridReady(t, gridview, ns, "good", 5*time.Second)
 	for _, tc := range tests {
 		if tc.wantField == "metadata.name" {
 			continue // a name cannot change

@@ -45,21 +45,21 @@ import (
 func TestARolloutKeepsANodeInItsUnit(t *testing.T) {
 	ctx := context.Background()
 	s := newRuleSite(t, map[string]map[string]string{
-		"a0": {unitKey: "a"}, "a1": {unitKey: "a"}, "a2": {unitKey: "a"},
-		"b0": {unitKey: "b"}, "b1": {unitKey: "b"}, "b2": {unitKey: "b"},
+		"a0": {framework.UnitKey: "a"}, "a1": {framework.UnitKey: "a"}, "a2": {framework.UnitKey: "a"},
+		"b0": {framework.UnitKey: "b"}, "b1": {framework.UnitKey: "b"}, "b2": {framework.UnitKey: "b"},
 	})
-	ns, unitA := s.ns, s.unit("a")
+	ns, unitA := s.NS, s.Unit("a")
 	s.createService(t, "web", func(svc *corev1.Service) {
-		svc.Annotations[topology.AnnotationTopologyKeys] = `["` + unitKey + `"]`
+		svc.Annotations[topology.AnnotationTopologyKeys] = `["` + framework.UnitKey + `"]`
 	})
-	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(30, unitA, s.unit("b")), metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(30, unitA, s.Unit("b")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "30 Pods in the Service's EndpointSlices", func(ctx context.Context) error {
+	localcluster.Eventually(t, 2*time.Minute, "30 Pods in the Service's EndpointSlices", func(ctx context.Context) error {
 		return localcluster.CheckWorkloads(ctx, kubeClient, ns)
 	})
 
-	n := nodeNetns(t, s.node("a0"))
+	n := nodeNetns(t, s.Node("a0"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 	pods := podsByIP(t, s)
@@ -143,7 +143,7 @@ func deleteNamespaceAndWait(t *testing.T, ns string, timeout time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, timeout, "namespace "+ns+" gone", func(ctx context.Context) error {
+	localcluster.Eventually(t, timeout, "namespace "+ns+" gone", func(ctx context.Context) error {
 		_, err := kubeClient.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return framework.Gone(err)
 	})
@@ -153,15 +153,15 @@ func deleteNamespaceAndWait(t *testing.T, ns string, timeout time.Duration) {
 // minute, as in any cluster, and so are its views.
 func TestADeletedNamespaceGoes(t *testing.T) {
 	ctx := context.Background()
-	s := newRuleSite(t, map[string]map[string]string{"a0": {unitKey: "a"}, "a1": {unitKey: "a"}})
-	ns, node := s.ns, s.node("a0")
-	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, newServiceGrid("web"), metav1.CreateOptions{}); err != nil {
+	s := newRuleSite(t, map[string]map[string]string{"a0": {framework.UnitKey: "a"}, "a1": {framework.UnitKey: "a"}})
+	ns, node := s.NS, s.Node("a0")
+	if _, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Create(ctx, framework.NewServiceGrid("web"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(4, s.unit("a")), metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.AppsV1().Deployments(ns).Create(ctx, webDeployment(4, s.Unit("a")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, time.Minute, "the ServiceGrid's Service routing to the Deployment's Pods", func(ctx context.Context) error {
+	localcluster.Eventually(t, time.Minute, "the ServiceGrid's Service routing to the Deployment's Pods", func(ctx context.Context) error {
 		if err := localcluster.CheckWorkloads(ctx, kubeClient, ns); err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func TestADeletedNamespaceGoes(t *testing.T) {
 		return err
 	})
 	deleteNamespaceAndWait(t, ns, time.Minute)
-	eventually(t, 10*time.Second, "no view of the deleted namespace", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "no view of the deleted namespace", func(ctx context.Context) error {
 		views, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{})
 		if err == nil && len(views.Items) != 0 {
 			err = fmt.Errorf("%d views", len(views.Items))
@@ -195,11 +195,11 @@ func webDeployment(replicas int32, units ...string) *appsv1.Deployment {
 				Spec: corev1.PodSpec{
 					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: unitKey, Operator: corev1.NodeSelectorOpIn, Values: units}},
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: framework.UnitKey, Operator: corev1.NodeSelectorOpIn, Values: units}},
 						}}},
 					}},
 					TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{
-						MaxSkew: 1, TopologyKey: unitKey, WhenUnsatisfiable: corev1.DoNotSchedule,
+						MaxSkew: 1, TopologyKey: framework.UnitKey, WhenUnsatisfiable: corev1.DoNotSchedule,
 						LabelSelector: &metav1.LabelSelector{MatchLabels: labels},
 					}},
 					Containers: []corev1.Container{echoContainer()},
@@ -228,7 +228,7 @@ func podOnNode(name, app, node string) *corev1.Pod {
 }
 
 type sitePod struct {
-	unit  string // the value of its Node's unitKey label
+	unit  string // the value of its Node's framework.UnitKey label
 	ready bool
 }
 
@@ -237,9 +237,9 @@ func podsByIP(t *testing.T, s ruleSite) map[string]sitePod {
 	t.Helper()
 	unitOf := map[string]string{}
 	for name, labels := range s.nodes {
-		unitOf[s.node(name)] = labels[unitKey]
+		unitOf[s.Node(name)] = labels[framework.UnitKey]
 	}
-	list, err := kubeClient.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{})
+	list, err := kubeClient.CoreV1().Pods(s.NS).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/e2e/framework"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,15 +37,15 @@ import (
 // what kube-proxy writes, and cannot impersonate anyone.
 // TestWrapperFeedsKubeProxyItsNodesView shows kube-proxy's own Events pass.
 func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
-	s := newRuleSite(t, siteNodes)
-	n := nodeNetns(t, s.node("a1"))
+	s := newRuleSite(t, framework.SiteNodes())
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	node := n.NodeName
 	// Names of the test's own: Events in default are shared by all tests.
 	event := func(name, namespace string, regarding corev1.ObjectReference) runtime.Object {
 		return &eventsv1.Event{
 			TypeMeta:   metav1.TypeMeta{APIVersion: eventsv1.SchemeGroupVersion.String(), Kind: "Event"},
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: node + "." + s.ns + "-" + name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: node + "." + s.NS + "-" + name},
 			EventTime:  metav1.NowMicro(), Regarding: regarding, Reason: "Starting", Action: "StartKubeProxy", Type: corev1.EventTypeNormal,
 			ReportingController: "kube-proxy", ReportingInstance: "kube-proxy-" + node,
 		}
@@ -70,15 +71,15 @@ func TestWrapperForwardsOnlyKubeProxysEvents(t *testing.T) {
 			headers: []string{"Impersonate-User: system:admin", "Impersonate-Group: system:masters"}, want: http.StatusCreated},
 		{name: "the kubelet's NodeNotReady", path: eventsPath + "default/events", object: kubelets, want: http.StatusForbidden},
 		{name: "about another node", path: eventsPath + "default/events",
-			object: event("other-node", "default", corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: s.node("a2")}), want: http.StatusForbidden},
-		{name: "about a Pod", path: eventsPath + s.ns + "/events",
-			object: event("pod", s.ns, corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: s.ns, Name: "victim"}), want: http.StatusForbidden},
+			object: event("other-node", "default", corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: s.Node("a2")}), want: http.StatusForbidden},
+		{name: "about a Pod", path: eventsPath + s.NS + "/events",
+			object: event("pod", s.NS, corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: s.NS, Name: "victim"}), want: http.StatusForbidden},
 		{name: "a core Event about the node", path: "/api/v1/namespaces/default/events", object: &corev1.Event{
 			TypeMeta:       metav1.TypeMeta{APIVersion: "v1", Kind: "Event"},
-			ObjectMeta:     metav1.ObjectMeta{Namespace: "default", Name: node + "." + s.ns + "-core"},
+			ObjectMeta:     metav1.ObjectMeta{Namespace: "default", Name: node + "." + s.NS + "-core"},
 			InvolvedObject: thisNode, Reason: "Starting", Type: corev1.EventTypeNormal,
 		}, want: http.StatusForbidden},
-		{name: "a patch of kube-proxy's", method: http.MethodPatch, path: eventsPath + "default/events/" + node + "." + s.ns + "-own", want: http.StatusForbidden},
+		{name: "a patch of kube-proxy's", method: http.MethodPatch, path: eventsPath + "default/events/" + node + "." + s.NS + "-own", want: http.StatusForbidden},
 	} {
 		// Created Events outlive their case: the patch case targets one.
 		cleanup := t.Cleanup

@@ -98,7 +98,7 @@ func (w *wrapper) launch() {
 // waitAnswering waits until the wrapper answers path with code.
 func (w *wrapper) waitAnswering(what, path string, code int) {
 	w.t.Helper()
-	eventually(w.t, 20*time.Second, "gridview-wrapper "+what+" on "+w.n.NodeName, func(ctx context.Context) error {
+	localcluster.Eventually(w.t, 20*time.Second, "gridview-wrapper "+what+" on "+w.n.NodeName, func(ctx context.Context) error {
 		if err := w.proc.Exited(); err != nil {
 			return fmt.Errorf("%w (log: %s)", err, w.proc.LogFile)
 		}
@@ -211,7 +211,7 @@ func (w *wrapper) kubeconfig() string {
 // waitCached waits until the wrapper has saved its state.
 func (w *wrapper) waitCached() {
 	w.t.Helper()
-	eventually(w.t, 10*time.Second, "the wrapper's cache", func(context.Context) error {
+	localcluster.Eventually(w.t, 10*time.Second, "the wrapper's cache", func(context.Context) error {
 		_, err := os.Stat(filepath.Join(w.cacheDir, "state.cache"))
 		return err
 	})

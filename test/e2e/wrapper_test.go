@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/e2e/framework"
+	"github.com/gridview/gridview/test/localcluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -38,13 +40,13 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	// ordered ("unit,*") moves its Pod to unit b: a1 falls back to "*".
 	s.runPods(t, "ordered", podOn{"b1", true})
 	s.deletePod(t, "ordered", "a1")
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "a2"))
-	expectProgrammed(t, n, proc, s.ns, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
-	expectProgrammed(t, n, proc, s.ns, "ordered", 80, s.podIPs(t, "ordered", "b1"))
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1", "a2"))
+	expectProgrammed(t, n, proc, s.NS, "plain", 80, s.podIPs(t, "plain", "a1", "b1"))
+	expectProgrammed(t, n, proc, s.NS, "ordered", 80, s.podIPs(t, "ordered", "b1"))
 
 	// kube-proxy presents the token of its kubeconfig; any other process on
 	// the node, without it or with another, reads nothing but probes and
@@ -72,7 +74,7 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 	}
 
 	// kube-proxy's Events reach the cluster through the wrapper.
-	eventually(t, 20*time.Second, "kube-proxy's Event about "+n.NodeName, func(ctx context.Context) error {
+	localcluster.Eventually(t, 20*time.Second, "kube-proxy's Event about "+n.NodeName, func(ctx context.Context) error {
 		events, err := kubeClient.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + n.NodeName})
 		if err != nil {
 			return err
@@ -87,8 +89,8 @@ func TestWrapperFeedsKubeProxyItsNodesView(t *testing.T) {
 
 	// a1 moves to unit b, taking its own endpoint along.
 	start := time.Now()
-	s.label(t, "a1", unitKey, "b")
-	expectProgrammedWithin(t, 5*time.Second, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
+	s.label(t, "a1", framework.UnitKey, "b")
+	expectProgrammedWithin(t, 5*time.Second, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1", "b1"))
 	t.Logf("relabel to kube-proxy's ruleset: %s", time.Since(start))
 }
 
@@ -100,15 +102,15 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 		t.Skip("waits out the wrapper's backoff through an outage: make test-all runs it")
 	}
 	s := newSite(t)
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	proc := startKubeProxy(t, n, w.kubeconfig())
 	before := s.podIPs(t, "grid", "a1", "a2")
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, before)
 	w.waitCached()
 
 	cutOff(t, n)
-	eventually(t, 15*time.Second, "the wrapper seeing the outage", func(context.Context) error {
+	localcluster.Eventually(t, 15*time.Second, "the wrapper seeing the outage", func(context.Context) error {
 		if connected := w.metric("gridview_wrapper_upstream_connected"); connected != 0 {
 			return fmt.Errorf("upstream_connected = %v", connected)
 		}
@@ -116,21 +118,21 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 	})
 	// A change the wrapper cannot see yet.
 	s.setReady(t, "grid", "a2", false)
-	expectStillProgrammed(t, 3*time.Second, n, proc, s.ns, "grid", 80, before)
+	expectStillProgrammed(t, 3*time.Second, n, proc, s.NS, "grid", 80, before)
 
 	w.restart()
-	expectStillProgrammed(t, 5*time.Second, n, proc, s.ns, "grid", 80, before)
+	expectStillProgrammed(t, 5*time.Second, n, proc, s.NS, "grid", 80, before)
 
 	sentBefore := w.metric("gridview_wrapper_watch_events_sent_total")
 	reconnect(t, n)
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1"))
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1"))
 	// The re-list after the outage reaches kube-proxy as the one slice that
 	// changed, not as a re-sync of everything.
 	if sent := w.metric("gridview_wrapper_watch_events_sent_total") - sentBefore; sent > 2 {
 		t.Errorf("the wrapper sent kube-proxy %v events when the link returned, want only the changed slice", sent)
 	}
 	s.setReady(t, "grid", "a2", true)
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, before)
 }
 
 // During a churn of endpoints in unit b, which a1's view does not hold, the
@@ -138,7 +140,7 @@ func TestWrapperKeepsKubeProxyRoutingThroughAnOutage(t *testing.T) {
 // watch, what kube-proxy reads without gridview, receives every change.
 func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
 	s := newSite(t)
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 
 	var unpruned atomic.Int64
@@ -185,7 +187,7 @@ func TestWrapperReceivesOnlyItsNodesChanges(t *testing.T) {
 	// churn has reached it too, as its feed keeps the order of the changes.
 	s.runPods(t, "plain", podOn{"a2", true})
 	marker := `"` + s.podIPs(t, "plain", "a2")[0] + `"`
-	eventually(t, 10*time.Second, "the wrapper serving the Pod of plain on a2", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "the wrapper serving the Pod of plain on a2", func(ctx context.Context) error {
 		body, err := w.get(ctx, "/apis/discovery.k8s.io/v1/endpointslices")
 		if err == nil && !strings.Contains(body, marker) {
 			err = fmt.Errorf("no endpoint %s", marker)
@@ -235,12 +237,12 @@ func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
 		t.Skip("waits out kube-proxy's 30 s wait for its Node and the wrapper's backoff through an outage: make test-all runs it")
 	}
 	s := newSite(t)
-	n := nodeNetns(t, s.node("a1"))
+	n := nodeNetns(t, s.Node("a1"))
 	w := startWrapper(t, n)
 	kubeconfig := w.kubeconfig()
 	proc := startKubeProxy(t, n, kubeconfig)
 	before := s.podIPs(t, "grid", "a1", "a2")
-	expectProgrammed(t, n, proc, s.ns, "grid", 80, before)
+	expectProgrammed(t, n, proc, s.NS, "grid", 80, before)
 	w.waitCached()
 
 	// kube-proxy leaves its rules in place when it stops.
@@ -253,10 +255,10 @@ func TestWrapperWithoutStateKeepsKubeProxyRules(t *testing.T) {
 	proc = startKubeProxy(t, n, kubeconfig)
 	// kube-proxy waits 30 seconds for its Node, then goes on without it and
 	// syncs whatever Services it has: watch well past that.
-	expectStillProgrammed(t, 45*time.Second, n, proc, s.ns, "grid", 80, before)
+	expectStillProgrammed(t, 45*time.Second, n, proc, s.NS, "grid", 80, before)
 
 	reconnect(t, n)
 	// The wrapper's informers and kube-proxy's retries both back off
 	// through the outage.
-	expectProgrammedWithin(t, 90*time.Second, n, proc, s.ns, "grid", 80, s.podIPs(t, "grid", "a1"))
+	expectProgrammedWithin(t, 90*time.Second, n, proc, s.NS, "grid", 80, s.podIPs(t, "grid", "a1"))
 }

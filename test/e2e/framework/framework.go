@@ -25,10 +25,12 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +38,7 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // Namespace creates a namespace with a generated name for one test and
@@ -51,6 +54,88 @@ func Namespace(t testing.TB, client kubernetes.Interface, prefix string) string 
 		_ = client.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{})
 	})
 	return ns.Name
+}
+
+// Site is a namespace of one test's own and the Nodes it creates, named
+// after it: node "a1" is the Node <ns>-a1, and label values are prefixed the
+// same way (Unit), so that tests running at once never share a Node or a
+// unit.
+type Site struct {
+	NS string
+}
+
+// Node is the name of the site's node name.
+func (s Site) Node(name string) string { return s.NS + "-" + name }
+
+// Unit is the label value a site's node carries for the value name.
+func (s Site) Unit(name string) string { return s.NS + "-" + name }
+
+// CreateNodes creates the site's Nodes, by name with their labels, each
+// value prefixed (Unit), deleted when the test ends; it returns the labels
+// as created. Objects on the Nodes (Pods) must be deleted first: register
+// their cleanup after this call.
+func (s Site) CreateNodes(t testing.TB, client kubernetes.Interface, nodes map[string]map[string]string) map[string]map[string]string {
+	t.Helper()
+	created := map[string]map[string]string{}
+	for name, labels := range nodes {
+		created[name] = map[string]string{}
+		for key, value := range labels {
+			created[name][key] = s.Unit(value)
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.Node(name), Labels: created[name]}}
+		if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = client.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
+		})
+	}
+	return created
+}
+
+// SiteNodes are the nodes of the suites' small site, by name with their
+// labels: a1 and a2 in unit a, b1 in unit b. A new map each call: tests
+// relabel their copy.
+func SiteNodes() map[string]map[string]string {
+	return map[string]map[string]string{"a1": {UnitKey: "a"}, "a2": {UnitKey: "a"}, "b1": {UnitKey: "b"}}
+}
+
+// NewServiceGrid is a ServiceGrid of port 80 on the unit label, selecting
+// app=<name>.
+func NewServiceGrid(name string) *topologyv1alpha1.ServiceGrid {
+	return &topologyv1alpha1.ServiceGrid{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+		Spec: topologyv1alpha1.ServiceGridSpec{
+			GridUniqKey: UnitKey,
+			Template: corev1.ServiceSpec{
+				Selector: map[string]string{"app": name},
+				Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
+			},
+		},
+	}
+}
+
+// UnitKey is the label of a node's grid unit, SuperEdge's.
+const UnitKey = "superedge.io/nodeunit"
+
+// WaitServiceGridReady waits until the ServiceGrid's status says its Service
+// <name>-svc matches its current generation, and returns it.
+func WaitServiceGridReady(t testing.TB, client versioned.Interface, ns, name string, timeout time.Duration) *topologyv1alpha1.ServiceGrid {
+	t.Helper()
+	var sg *topologyv1alpha1.ServiceGrid
+	localcluster.Eventually(t, timeout, "ServiceGrid "+name+" Ready", func(ctx context.Context) error {
+		var err error
+		if sg, err = client.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		cond := meta.FindStatusCondition(sg.Status.Conditions, "Ready")
+		if sg.Status.ServiceName != name+"-svc" || sg.Status.ObservedGeneration != sg.Generation || cond == nil ||
+			cond.Status != metav1.ConditionTrue || cond.Reason != "ServiceSynced" {
+			return fmt.Errorf("status %+v", sg.Status)
+		}
+		return nil
+	})
+	return sg
 }
 
 // Gone turns a Get's error into a wait's condition: nil once the object is

@@ -38,6 +38,7 @@ import (
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
 	topologyclient "github.com/gridview/gridview/generated/clientset/versioned/typed/topology/v1alpha1"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // haDuration reads a duration from the environment: make test-all runs short,
@@ -273,10 +274,10 @@ func followNode(ctx context.Context, t *testing.T, views topologyclient.NodeEndp
 func followSite(ctx context.Context, t *testing.T, s site, views topologyclient.NodeEndpointsInterface, watchTimeout time.Duration) ([]*nodeFollower, hostWrapper) {
 	t.Helper()
 	followers := []*nodeFollower{
-		followNode(ctx, t, views, s.node("a1"), true, watchTimeout),
-		followNode(ctx, t, views, s.node("b1"), false, watchTimeout),
+		followNode(ctx, t, views, s.Node("a1"), true, watchTimeout),
+		followNode(ctx, t, views, s.Node("b1"), false, watchTimeout),
 	}
-	return followers, startHostWrapper(t, s.node("a2"), "--upstream-watch-timeout", watchTimeout.String())
+	return followers, startHostWrapper(t, s.Node("a2"), "--upstream-watch-timeout", watchTimeout.String())
 }
 
 // listedOnlyAfterErrors fails the test unless f met no 410 Gone and listed,
@@ -396,7 +397,7 @@ func (f *nodeFollower) listedOnce(t *testing.T, when string) {
 // through views holds, and there is one at least.
 func (f *nodeFollower) equalsList(t *testing.T, views topologyclient.NodeEndpointsInterface) {
 	t.Helper()
-	eventually(t, 20*time.Second, f.String()+" equal to a fresh list", func(ctx context.Context) error {
+	localcluster.Eventually(t, 20*time.Second, f.String()+" equal to a fresh list", func(ctx context.Context) error {
 		list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + f.node})
 		if err != nil {
 			return err

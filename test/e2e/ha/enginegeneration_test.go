@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // variantLabel is the label gridview-apiserver-engine-variant's engine adds
@@ -65,12 +67,12 @@ func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 	})
 	s := newSite(t)
 	s.converged(t, 30*time.Second)
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	const watchTimeout = 3 * time.Second
 	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
 	// A second of a1, so that two clients see the same views'
 	// resourceVersions.
-	followers = append(followers, followNode(ctx, t, views, s.node("a1"), false, watchTimeout))
+	followers = append(followers, followNode(ctx, t, views, s.Node("a1"), false, watchTimeout))
 	p := newPhases(t, followers, wrapper)
 	changes := s.churn(ctx, t, 0, 5*time.Second)
 	p.end("churn before the update", changes)
@@ -96,7 +98,7 @@ func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 			if err := r.Start(ctx); err != nil {
 				t.Fatalf("%s: starting %s: %v", step.name, r.Name, err)
 			}
-			eventually(t, 30*time.Second, r.Name+" ready", func(ctx context.Context) error { return readyz(ctx, r) })
+			localcluster.Eventually(t, 30*time.Second, r.Name+" ready", func(ctx context.Context) error { return readyz(ctx, r) })
 			changes = s.churn(ctx, t, changes, 2*time.Second)
 		}
 		changes = s.churn(ctx, t, changes, 3*time.Second)
@@ -121,8 +123,8 @@ func TestARollingUpdateBetweenEnginesCostsEachClientOneList(t *testing.T) {
 			t.Errorf("gridview-wrapper, %s: listed NodeEndpoints %v times, want at least once, to get the other engine's views", step.name, lists)
 		}
 		t.Logf("gridview-wrapper, %s: %v lists of NodeEndpoints started, %d short watches in all", step.name, lists, wrapper.shortWatches(t))
-		eventually(t, 30*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
-			return wrapperEqualsList(ctx, wrapper, s.ns, s.node("a2"))
+		localcluster.Eventually(t, 30*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
+			return wrapperEqualsList(ctx, wrapper, s.NS, s.Node("a2"))
 		})
 	}
 	oneContentPerResourceVersion(t, followers...)

@@ -27,44 +27,12 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
-
-func newServiceGrid(name string) *topologyv1alpha1.ServiceGrid {
-	return &topologyv1alpha1.ServiceGrid{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
-		Spec: topologyv1alpha1.ServiceGridSpec{
-			GridUniqKey: unitKey,
-			Template: corev1.ServiceSpec{
-				Selector: map[string]string{"app": name},
-				Ports:    []corev1.ServicePort{{Name: "http", Port: 80}},
-			},
-		},
-	}
-}
-
-// waitReady waits until the ServiceGrid's status says its Service matches
-// its current generation.
-func waitReady(t *testing.T, ns, name string, timeout time.Duration) {
-	t.Helper()
-	eventually(t, timeout, "ServiceGrid "+name+" Ready", func(ctx context.Context) error {
-		sg, err := gridview.TopologyV1alpha1().ServiceGrids(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		cond := meta.FindStatusCondition(sg.Status.Conditions, "Ready")
-		if sg.Status.ObservedGeneration != sg.Generation || cond == nil || cond.Status != metav1.ConditionTrue {
-			return errors.New("not Ready yet")
-		}
-		return nil
-	})
-}
 
 // With its etcd gone, every gridview-apiserver replica stops being ready
 // within 10 s: its ServiceGrids and gridview's input log, which its views
@@ -78,16 +46,16 @@ func waitReady(t *testing.T, ns, name string, timeout time.Duration) {
 func TestGridviewEtcdUnavailable(t *testing.T) {
 	ctx := context.Background()
 	s := newSite(t)
-	grids := gridview.TopologyV1alpha1().ServiceGrids(s.ns)
-	if _, err := grids.Create(ctx, newServiceGrid("before"), metav1.CreateOptions{}); err != nil {
+	grids := gridview.TopologyV1alpha1().ServiceGrids(s.NS)
+	if _, err := grids.Create(ctx, framework.NewServiceGrid("before"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitReady(t, s.ns, "before", 10*time.Second)
-	eventually(t, 10*time.Second, "a1's view of grid", func(ctx context.Context) error {
+	framework.WaitServiceGridReady(t, gridview, s.NS, "before", 10*time.Second)
+	localcluster.Eventually(t, 10*time.Second, "a1's view of grid", func(ctx context.Context) error {
 		return expectAddresses(ctx, s, "a1", "10.1.0.1", "10.1.0.2")
 	})
 	for _, r := range runningReplicas() {
-		eventually(t, 10*time.Second, r.Name+" ready", readyzOf(r))
+		localcluster.Eventually(t, 10*time.Second, r.Name+" ready", readyzOf(r))
 	}
 	beforeRV, beforeViews := s.convergedViews(t, 20*time.Second)
 
@@ -137,7 +105,7 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 		writeCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 		defer cancel()
 		start := time.Now()
-		_, err := grids.Create(writeCtx, newServiceGrid("during"), metav1.CreateOptions{})
+		_, err := grids.Create(writeCtx, framework.NewServiceGrid("during"), metav1.CreateOptions{})
 		elapsed := time.Since(start)
 		t.Logf("create with etcd down: %v after %s", err, elapsed.Round(time.Millisecond))
 		var status apierrors.APIStatus
@@ -160,7 +128,7 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 		// Observed for a while: what must not happen cannot be waited for.
 		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 			for _, r := range runningReplicas() {
-				list, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+				list, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 				if err != nil {
 					t.Fatalf("a list from resourceVersion 0 on %s: %v", r.Name, err)
 				}
@@ -178,7 +146,7 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 		// is, is refused: the replica cannot know how far the log went.
 		for _, r := range runningReplicas() {
 			start := time.Now()
-			_, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{})
+			_, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{})
 			if !apierrors.IsServiceUnavailable(err) || !strings.Contains(err.Error(), "etcd") {
 				t.Errorf("a current list on %s with its etcd down: %v, want 503 naming etcd", r.Name, err)
 			}
@@ -192,18 +160,18 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 	restartedAt := time.Now()
 	t.Run("recovers", func(t *testing.T) {
 		for _, r := range runningReplicas() {
-			eventually(t, 60*time.Second, r.Name+" ready", readyzOf(r))
+			localcluster.Eventually(t, 60*time.Second, r.Name+" ready", readyzOf(r))
 			t.Logf("%s ready %s after gridview-etcd returned", r.Name, time.Since(restartedAt).Round(100*time.Millisecond))
 		}
-		eventually(t, 60*time.Second, "a ServiceGrid write after etcd returned", func(ctx context.Context) error {
-			_, err := grids.Create(ctx, newServiceGrid("after"), metav1.CreateOptions{})
+		localcluster.Eventually(t, 60*time.Second, "a ServiceGrid write after etcd returned", func(ctx context.Context) error {
+			_, err := grids.Create(ctx, framework.NewServiceGrid("after"), metav1.CreateOptions{})
 			if apierrors.IsAlreadyExists(err) {
 				return nil
 			}
 			return err
 		})
-		waitReady(t, s.ns, "after", 30*time.Second)
-		eventually(t, 5*time.Second, "the ServiceGrid written before the outage", func(ctx context.Context) error {
+		framework.WaitServiceGridReady(t, gridview, s.NS, "after", 30*time.Second)
+		localcluster.Eventually(t, 5*time.Second, "the ServiceGrid written before the outage", func(ctx context.Context) error {
 			_, err := grids.Get(ctx, "before", metav1.GetOptions{})
 			return err
 		})
@@ -211,7 +179,7 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 		// once a replica is elected and writes the log again, and a watch
 		// from before the outage resumes on either.
 		for _, r := range runningReplicas() {
-			eventually(t, 60*time.Second, r.Name+" serving a1's view after a2 left unit a", func(ctx context.Context) error {
+			localcluster.Eventually(t, 60*time.Second, r.Name+" serving a1's view after a2 left unit a", func(ctx context.Context) error {
 				got, err := s.gridAddresses(ctx, directClient(t, r), "a1")
 				if err == nil && !slices.Equal(got, []string{"10.1.0.1"}) {
 					err = fmt.Errorf("%v", got)
@@ -219,7 +187,7 @@ func TestGridviewEtcdUnavailable(t *testing.T) {
 				return err
 			})
 			t.Logf("%s serving a1's view after a2 left unit a %s after gridview-etcd returned", r.Name, time.Since(restartedAt).Round(100*time.Millisecond))
-			seen, err := watchFrom(ctx, directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), beforeRV, s.gridViewIs("a1", "10.1.0.1"))
+			seen, err := watchFrom(ctx, directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.NS), s.Node("a1"), beforeRV, s.gridViewIs("a1", "10.1.0.1"))
 			if err != nil {
 				t.Errorf("a watch on %s from resourceVersion %s, listed before the outage: %v", r.Name, beforeRV, err)
 			} else if len(seen) != 1 {

@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // Restarting gridview-apiserver's replicas costs their clients no relist:
@@ -46,8 +47,8 @@ func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
 		defer cancel()
 		s := newSite(t)
 		s.converged(t, 20*time.Second)
-		views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
-		f := followNode(ctx, t, views, s.node("a1"), false, 3*time.Second)
+		views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
+		f := followNode(ctx, t, views, s.Node("a1"), false, 3*time.Second)
 		// a2 leaves unit a and comes back: a1's view of grid changes.
 		steps := []struct {
 			unit string
@@ -73,8 +74,8 @@ func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
 				t.Fatalf("start %s again: %v", r.Name, err)
 			}
 			t.Logf("%s serving again %s after it was stopped", r.Name, time.Since(stopped).Round(100*time.Millisecond))
-			eventually(t, 20*time.Second, fmt.Sprintf("the informer holding a1's view of grid %v", step.want), func(context.Context) error {
-				obj, ok, err := f.informer.GetStore().GetByKey(s.ns + "/" + s.gridView("a1"))
+			localcluster.Eventually(t, 20*time.Second, fmt.Sprintf("the informer holding a1's view of grid %v", step.want), func(context.Context) error {
+				obj, ok, err := f.informer.GetStore().GetByKey(s.NS + "/" + s.gridView("a1"))
 				if err != nil {
 					return err
 				}
@@ -100,7 +101,7 @@ func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
 		ctx := context.Background()
 		s := newSite(t)
 		s.converged(t, 20*time.Second)
-		before, err := gridview.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+		before, err := gridview.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestNodeEndpointsCurrentAfterGridviewRestart(t *testing.T) {
 		}
 		t.Logf("both replicas serving again %s after the first was started", time.Since(start).Round(100*time.Millisecond))
 		for _, r := range replicas {
-			seen, err := watchFrom(ctx, directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), before.ResourceVersion, s.gridViewIs("a1", "10.1.0.1"))
+			seen, err := watchFrom(ctx, directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.NS), s.Node("a1"), before.ResourceVersion, s.gridViewIs("a1", "10.1.0.1"))
 			if err != nil {
 				t.Errorf("a watch on %s, restarted, from resourceVersion %s, listed before every replica stopped, waiting for a1's view of grid after a2 left unit a: %v",
 					r.Name, before.ResourceVersion, err)

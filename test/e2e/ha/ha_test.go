@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gridview/gridview/generated/clientset/versioned"
+	"github.com/gridview/gridview/test/e2e/framework"
 	"github.com/gridview/gridview/test/localcluster"
 )
 
@@ -49,14 +50,14 @@ func TestTwoReplicas(t *testing.T) {
 	t.Run("ServiceGrid writes on either replica", func(t *testing.T) {
 		writers := map[string]versioned.Interface{"via-0": direct[0], "via-1": direct[1], "via-aggregator": gridview}
 		for name, client := range writers {
-			if _, err := client.TopologyV1alpha1().ServiceGrids(s.ns).Create(ctx, newServiceGrid(name), metav1.CreateOptions{}); err != nil {
+			if _, err := client.TopologyV1alpha1().ServiceGrids(s.NS).Create(ctx, framework.NewServiceGrid(name), metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create %s: %v", name, err)
 			}
 		}
 		for name := range writers {
-			waitReady(t, s.ns, name, 10*time.Second)
-			a, errA := direct[0].TopologyV1alpha1().ServiceGrids(s.ns).Get(ctx, name, metav1.GetOptions{})
-			b, errB := direct[1].TopologyV1alpha1().ServiceGrids(s.ns).Get(ctx, name, metav1.GetOptions{})
+			framework.WaitServiceGridReady(t, gridview, s.NS, name, 10*time.Second)
+			a, errA := direct[0].TopologyV1alpha1().ServiceGrids(s.NS).Get(ctx, name, metav1.GetOptions{})
+			b, errB := direct[1].TopologyV1alpha1().ServiceGrids(s.NS).Get(ctx, name, metav1.GetOptions{})
 			if err := errors.Join(errA, errB); err != nil {
 				t.Fatalf("get %s from both replicas: %v", name, err)
 			}
@@ -71,9 +72,9 @@ func TestTwoReplicas(t *testing.T) {
 		if err := s.relabel(ctx, kubeClient, "b1", "a"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "b1's view of grid on both replicas", func(ctx context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, "b1's view of grid on both replicas", func(ctx context.Context) error {
 			for i, client := range direct {
-				views, err := viewsIn(ctx, client, s.ns)
+				views, err := viewsIn(ctx, client, s.NS)
 				if err != nil {
 					return err
 				}
@@ -87,7 +88,7 @@ func TestTwoReplicas(t *testing.T) {
 		rv := s.converged(t, 10*time.Second)
 		// An exact list of that state on either replica.
 		for i, client := range direct {
-			list, err := client.TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{
+			list, err := client.TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{
 				ResourceVersion: rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact})
 			if err != nil {
 				t.Errorf("an exact list at resourceVersion %s on %s: %v", rv, replicas[i].Name, err)
@@ -108,14 +109,14 @@ func TestTwoReplicas(t *testing.T) {
 			{unit: "a", want: []string{"10.1.0.1", "10.1.0.2", "10.1.0.3"}},
 		} {
 			from, to := replicas[i%2], replicas[(i+1)%2]
-			list, err := direct[i%2].TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+			list, err := direct[i%2].TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := s.relabel(ctx, kubeClient, "a2", step.unit); err != nil {
 				t.Fatal(err)
 			}
-			seen, err := watchFrom(ctx, direct[(i+1)%2].TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), list.ResourceVersion, s.gridViewIs("a1", step.want...))
+			seen, err := watchFrom(ctx, direct[(i+1)%2].TopologyV1alpha1().NodeEndpoints(s.NS), s.Node("a1"), list.ResourceVersion, s.gridViewIs("a1", step.want...))
 			if err != nil {
 				t.Errorf("a watch on %s from resourceVersion %s, listed on %s, waiting for a1's view of grid %v after a2 moved to unit %s: %v",
 					to.Name, list.ResourceVersion, from.Name, step.want, step.unit, err)
@@ -128,8 +129,8 @@ func TestTwoReplicas(t *testing.T) {
 	t.Run("a paged list continues on the other replica", func(t *testing.T) {
 		// Its pages alternate between the replicas, at the first page's
 		// resourceVersion, and hold what either lists whole there.
-		eventually(t, 20*time.Second, "a paged list across the replicas", func(ctx context.Context) error {
-			rv, want, err := sameViews(ctx, t, s.ns)
+		localcluster.Eventually(t, 20*time.Second, "a paged list across the replicas", func(ctx context.Context) error {
+			rv, want, err := sameViews(ctx, t, s.NS)
 			if err != nil {
 				return err
 			}
@@ -140,7 +141,7 @@ func TestTwoReplicas(t *testing.T) {
 					return fmt.Errorf("more pages than the %d views", len(want))
 				}
 				r := replicas[page%2]
-				list, err := direct[page%2].TopologyV1alpha1().NodeEndpoints(s.ns).List(ctx, opts)
+				list, err := direct[page%2].TopologyV1alpha1().NodeEndpoints(s.NS).List(ctx, opts)
 				if err != nil {
 					return fmt.Errorf("page %d on %s: %w", page+1, r.Name, err)
 				}
@@ -191,15 +192,15 @@ func TestTwoReplicas(t *testing.T) {
 		killed := time.Now()
 		// Drift only the leader repairs: a write-free change that the
 		// survivor learns of through its informers alone.
-		if err := kubeClient.CoreV1().Services(s.ns).Delete(ctx, "via-0-svc", metav1.DeleteOptions{}); err != nil {
+		if err := kubeClient.CoreV1().Services(s.NS).Delete(ctx, "via-0-svc", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := kubeClient.CoreV1().Services(s.ns).Delete(ctx, "via-1-svc", metav1.DeleteOptions{}); err != nil {
+		if err := kubeClient.CoreV1().Services(s.NS).Delete(ctx, "via-1-svc", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, failoverBudget, "the deleted Services recreated by the survivor", func(ctx context.Context) error {
+		localcluster.Eventually(t, failoverBudget, "the deleted Services recreated by the survivor", func(ctx context.Context) error {
 			for _, name := range []string{"via-0-svc", "via-1-svc"} {
-				if _, err := kubeClient.CoreV1().Services(s.ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				if _, err := kubeClient.CoreV1().Services(s.NS).Get(ctx, name, metav1.GetOptions{}); err != nil {
 					return err
 				}
 			}
@@ -212,11 +213,11 @@ func TestTwoReplicas(t *testing.T) {
 		// A ServiceGrid change through the aggregator, now served by the
 		// survivor, reaches its Service too.
 		patch := []byte(`{"metadata":{"labels":{"tier":"edited"}}}`)
-		if _, err := gridview.TopologyV1alpha1().ServiceGrids(s.ns).Patch(ctx, "via-aggregator", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if _, err := gridview.TopologyV1alpha1().ServiceGrids(s.NS).Patch(ctx, "via-aggregator", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the ServiceGrid's new label on its Service", func(ctx context.Context) error {
-			svc, err := kubeClient.CoreV1().Services(s.ns).Get(ctx, "via-aggregator-svc", metav1.GetOptions{})
+		localcluster.Eventually(t, 10*time.Second, "the ServiceGrid's new label on its Service", func(ctx context.Context) error {
+			svc, err := kubeClient.CoreV1().Services(s.NS).Get(ctx, "via-aggregator-svc", metav1.GetOptions{})
 			if err == nil && svc.Labels["tier"] != "edited" {
 				err = fmt.Errorf("labels %v", svc.Labels)
 			}
@@ -227,7 +228,7 @@ func TestTwoReplicas(t *testing.T) {
 		if err := s.relabel(ctx, kubeClient, "a2", "b"); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "a1's view of grid after a2 left unit a, through the aggregator", func(ctx context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, "a1's view of grid after a2 left unit a, through the aggregator", func(ctx context.Context) error {
 			return expectAddresses(ctx, s, "a1", "10.1.0.1", "10.1.0.3")
 		})
 	})

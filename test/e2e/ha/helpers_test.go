@@ -39,48 +39,29 @@ import (
 	"github.com/gridview/gridview/test/localcluster"
 )
 
-const unitKey = "superedge.io/nodeunit"
-
 // testNamespace creates a namespace for one test and deletes it afterwards.
 func testNamespace(t *testing.T) string {
 	t.Helper()
 	return framework.Namespace(t, kubeClient, "ha-")
 }
 
-// eventually waits for check to succeed; see localcluster.Eventually.
-func eventually(t *testing.T, timeout time.Duration, what string, check func(context.Context) error) {
-	t.Helper()
-	localcluster.Eventually(t, timeout, what, check)
-}
-
 // site is a small edge cluster of the test's own: nodes <ns>-a1, <ns>-a2 in
 // unit a and <ns>-b1 in unit b, and the Service "grid" (any-match on the
 // unit) with an endpoint on every node.
 type site struct {
-	ns string
+	framework.Site
 }
-
-func (s site) node(name string) string { return s.ns + "-" + name }
-func (s site) unit(name string) string { return s.ns + "-" + name }
 
 func newSite(t *testing.T) site {
 	t.Helper()
 	ctx := context.Background()
-	s := site{ns: testNamespace(t)}
-	for name, unit := range map[string]string{"a1": "a", "a2": "a", "b1": "b"} {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node(name), Labels: map[string]string{unitKey: s.unit(unit)}}}
-		if _, err := kubeClient.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = kubeClient.CoreV1().Nodes().Delete(context.Background(), node.Name, metav1.DeleteOptions{})
-		})
-	}
+	s := site{framework.Site{NS: testNamespace(t)}}
+	s.CreateNodes(t, kubeClient, framework.SiteNodes())
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "grid", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + unitKey + `"]`}},
+		ObjectMeta: metav1.ObjectMeta{Name: "grid", Annotations: map[string]string{topology.AnnotationTopologyKeys: `["` + framework.UnitKey + `"]`}},
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
-	if _, err := kubeClient.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+	if _, err := kubeClient.CoreV1().Services(s.NS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	s.writeSlice(t, map[string]string{"10.1.0.1": "a1", "10.1.0.2": "a2", "10.1.0.3": "b1"})
@@ -89,8 +70,8 @@ func newSite(t *testing.T) site {
 
 // relabel moves a node of the site to another unit.
 func (s site) relabel(ctx context.Context, client kubernetes.Interface, node, unit string) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, unitKey, s.unit(unit))
-	_, err := client.CoreV1().Nodes().Patch(ctx, s.node(node), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, framework.UnitKey, s.Unit(unit))
+	_, err := client.CoreV1().Nodes().Patch(ctx, s.Node(node), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
 }
 
@@ -104,9 +85,9 @@ func (s site) writeSlice(t *testing.T, endpoints map[string]string) {
 	t.Helper()
 	onNodes := map[string]string{}
 	for address, node := range endpoints {
-		onNodes[address] = s.node(node)
+		onNodes[address] = s.Node(node)
 	}
-	framework.WriteEndpointSlice(t, kubeClient, s.ns, "grid", onNodes)
+	framework.WriteEndpointSlice(t, kubeClient, s.NS, "grid", onNodes)
 }
 
 // addresses returns a view's endpoint addresses, sorted.
@@ -114,7 +95,7 @@ func addresses(view *topologyv1alpha1.NodeEndpoints) []string { return framework
 
 // gridView is the name of a node's view of the one EndpointSlice of "grid".
 func (s site) gridView(node string) string {
-	return topology.Name(s.node(node), framework.SliceName("grid"))
+	return topology.Name(s.Node(node), framework.SliceName("grid"))
 }
 
 // content is what a view says, without its resourceVersion: a replica
@@ -141,7 +122,7 @@ func viewsIn(ctx context.Context, client versioned.Interface, ns string) (map[st
 // gridAddresses is the addresses a node routes to of "grid" through client:
 // those of its views of grid's slices, none when it routes to none.
 func (s site) gridAddresses(ctx context.Context, client versioned.Interface, node string) ([]string, error) {
-	return framework.ServiceAddresses(ctx, client, s.ns, s.node(node), "grid")
+	return framework.ServiceAddresses(ctx, client, s.NS, s.Node(node), "grid")
 }
 
 // directClient talks to one replica, bypassing the aggregator: it serves
@@ -244,7 +225,7 @@ func leaders(ctx context.Context) ([]*localcluster.GridviewReplica, error) {
 func awaitLeader(t *testing.T, timeout time.Duration) *localcluster.GridviewReplica {
 	t.Helper()
 	var leader *localcluster.GridviewReplica
-	eventually(t, timeout, "one replica leading", func(ctx context.Context) error {
+	localcluster.Eventually(t, timeout, "one replica leading", func(ctx context.Context) error {
 		leading, err := leaders(ctx)
 		if err == nil && len(leading) != 1 {
 			err = fmt.Errorf("replicas leading: %v", names(leading))
@@ -389,9 +370,9 @@ func (s site) convergedViews(t *testing.T, timeout time.Duration) (string, map[s
 		rv    string
 		views map[string]string
 	)
-	eventually(t, timeout, "every replica serving the same views at the same resourceVersion", func(ctx context.Context) error {
+	localcluster.Eventually(t, timeout, "every replica serving the same views at the same resourceVersion", func(ctx context.Context) error {
 		var err error
-		rv, views, err = sameViews(ctx, t, s.ns)
+		rv, views, err = sameViews(ctx, t, s.NS)
 		return err
 	})
 	return rv, views

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 // Across a kube-apiserver restart, gridview's informers resume and every
@@ -51,7 +52,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	}
 	leader := awaitLeader(t, 30*time.Second)
 	for _, r := range replicas {
-		eventually(t, 10*time.Second, r.Name+" serving a1's first view", func(ctx context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, r.Name+" serving a1's first view", func(ctx context.Context) error {
 			got, err := s.gridAddresses(ctx, directClient(t, r), "a1")
 			if err == nil && !slices.Equal(got, states[0]) {
 				err = fmt.Errorf("%v", got)
@@ -69,8 +70,8 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
 	for i, r := range replicas {
-		w, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.ns).Watch(watchCtx, metav1.ListOptions{
-			FieldSelector: "nodeName=" + s.node("a1"), AllowWatchBookmarks: true})
+		w, err := directClient(t, r).TopologyV1alpha1().NodeEndpoints(s.NS).Watch(watchCtx, metav1.ListOptions{
+			FieldSelector: "nodeName=" + s.Node("a1"), AllowWatchBookmarks: true})
 		if err != nil {
 			t.Fatalf("watch %s: %v", r.Name, err)
 		}
@@ -108,7 +109,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	s.writeSlice(t, slice(2))
 
 	for _, r := range replicas {
-		eventually(t, 60*time.Second, r.Name+" serving a1's last view", func(ctx context.Context) error {
+		localcluster.Eventually(t, 60*time.Second, r.Name+" serving a1's last view", func(ctx context.Context) error {
 			got, err := s.gridAddresses(ctx, directClient(t, r), "a1")
 			if err == nil && !slices.Equal(got, states[2]) {
 				err = fmt.Errorf("%v", got)
@@ -116,7 +117,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 			return err
 		})
 	}
-	eventually(t, 60*time.Second, "a1's last view through the aggregator", func(ctx context.Context) error {
+	localcluster.Eventually(t, 60*time.Second, "a1's last view through the aggregator", func(ctx context.Context) error {
 		return expectAddresses(ctx, s, "a1", states[2]...)
 	})
 	// A replica's informers relist each kind on its own after the restart,
@@ -136,7 +137,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	if err := s.relabel(ctx, kubeClient, "a2", "b"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a1's view after a2 left unit a", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "a1's view after a2 left unit a", func(ctx context.Context) error {
 		return expectAddresses(ctx, s, "a1", states[2][0])
 	})
 	time.Sleep(500 * time.Millisecond) // let the watchers drain

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gridview/gridview/test/localcluster"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -64,7 +65,7 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	s.converged(t, 20*time.Second)
 	leader := awaitLeader(t, 30*time.Second)
 	survivor := runningReplicaBut(t, leader)
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 
 	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
 	setUp := time.Now()
@@ -78,7 +79,7 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	}
 	// A client between two watches when the leader goes resumes from a
 	// resourceVersion either replica issued: no stream of its is cut.
-	between, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.node("a1")})
+	between, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + s.Node("a1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +124,9 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	tookOver := time.Since(gone)
 	t.Logf("takeover: %s leads %.1f s after %s was %s", survivor.Name, tookOver.Seconds(), leader.Name, how)
 	changes = s.churn(ctx, t, changes, churn/4)
-	if err := resumeWatch(ctx, directClient(t, survivor).TopologyV1alpha1().NodeEndpoints(s.ns), s.node("a1"), between.ResourceVersion); err != nil {
+	if err := resumeWatch(ctx, directClient(t, survivor).TopologyV1alpha1().NodeEndpoints(s.NS), s.Node("a1"), between.ResourceVersion); err != nil {
 		t.Errorf("a watch of %s's views resumed on %s from resourceVersion %s, listed before %s was %s: %v",
-			s.node("a1"), survivor.Name, between.ResourceVersion, leader.Name, how, err)
+			s.Node("a1"), survivor.Name, between.ResourceVersion, leader.Name, how, err)
 	}
 
 	// The replica that went comes back, ready once it read the log up to
@@ -148,7 +149,7 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	wrapperLists := wrapper.counts(t, "gridview_wrapper_upstream_lists_total")
 	short := wrapper.shortWatches(t)
 	t.Logf("gridview-wrapper for %s: watches %v, lists %v, %d watches of NodeEndpoints ended within a second with no event",
-		s.node("a2"), wrapper.counts(t, "gridview_wrapper_upstream_watches_total"), wrapperLists, short)
+		s.Node("a2"), wrapper.counts(t, "gridview_wrapper_upstream_watches_total"), wrapperLists, short)
 	if !crash {
 		// Every list but the first of NodeEndpoints follows a watch the
 		// stopping leader ended at once (see listedOnceAcrossStops).
@@ -166,8 +167,8 @@ func followAcrossALeaderChange(t *testing.T, crash bool, churn, watchTimeout tim
 	for _, f := range followers {
 		f.equalsList(t, views)
 	}
-	eventually(t, 20*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
-		return wrapperEqualsList(ctx, wrapper, s.ns, s.node("a2"))
+	localcluster.Eventually(t, 20*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
+		return wrapperEqualsList(ctx, wrapper, s.NS, s.Node("a2"))
 	})
 	s.converged(t, 20*time.Second)
 	if leading, err := leaders(ctx); err != nil || len(leading) != 1 || leading[0] != survivor {

@@ -44,9 +44,9 @@ func TestInformersFollowTheirNodeAcrossReplicas(t *testing.T) {
 			defer cancel()
 			s := newSite(t)
 			s.converged(t, 20*time.Second)
-			views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+			views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 			servedBefore := watchesServed(ctx, t)
-			f := followNode(ctx, t, views, s.node("a1"), watchList, watchTimeout)
+			f := followNode(ctx, t, views, s.Node("a1"), watchList, watchTimeout)
 
 			changes, churned := s.churnOnEveryReplica(ctx, t, churn, servedBefore)
 
@@ -107,7 +107,7 @@ func (s site) churn(ctx context.Context, t *testing.T, made int, d time.Duration
 			s.writeSlice(t, map[string]string{"10.1.0.1": "a1", fmt.Sprintf("10.1.%d.2", changes%250): "a2", "10.1.0.3": "b1"})
 		default:
 			patch := fmt.Sprintf(`{"metadata":{"labels":{"round":"%d"}}}`, changes)
-			if _, err := kubeClient.CoreV1().Services(s.ns).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			if _, err := kubeClient.CoreV1().Services(s.NS).Patch(ctx, "grid", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

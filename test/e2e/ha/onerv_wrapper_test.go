@@ -62,11 +62,11 @@ func TestWrapperFollowsItsNodeAcrossReplicas(t *testing.T) {
 			s := newSite(t)
 			s.converged(t, 20*time.Second)
 			servedBefore := watchesServed(ctx, t)
-			w := startHostWrapper(t, s.node("a1"), "--upstream-watch-timeout", watchTimeout.String())
+			w := startHostWrapper(t, s.Node("a1"), "--upstream-watch-timeout", watchTimeout.String())
 
 			changes, churned := s.churnOnEveryReplica(ctx, t, churn, servedBefore)
-			eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
-				return wrapperEqualsList(ctx, w, s.ns, s.node("a1"))
+			localcluster.Eventually(t, 20*time.Second, "the wrapper's slices equal to a fresh list", func(ctx context.Context) error {
+				return wrapperEqualsList(ctx, w, s.NS, s.Node("a1"))
 			})
 			served := servedSince(ctx, t, servedBefore)
 			watches := w.counts(t, "gridview_wrapper_upstream_watches_total")

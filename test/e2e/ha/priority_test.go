@@ -74,7 +74,7 @@ func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
 			t.Fatal("the nodes' watches not set up within a minute")
 		}
 	}
-	eventually(t, 10*time.Second, "every node watch held by a replica", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "every node watch held by a replica", func(ctx context.Context) error {
 		held := map[string]float64{}
 		total := 0.0
 		for _, r := range runningReplicas() {
@@ -97,7 +97,7 @@ func TestNodeWatchesHoldNoPrioritySeats(t *testing.T) {
 		return nil
 	})
 	for _, r := range runningReplicas() {
-		eventually(t, 10*time.Second, r.Name+" holding no seat for watches set up", func(ctx context.Context) error {
+		localcluster.Eventually(t, 10*time.Second, r.Name+" holding no seat for watches set up", func(ctx context.Context) error {
 			seats, err := executingSeats(ctx, r, "system")
 			if err != nil {
 				return err
@@ -123,7 +123,7 @@ func grantNodesTheirViews(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	// RBAC's authorizer reads bindings from an informer.
-	eventually(t, 10*time.Second, "nodes allowed to list their views", func(ctx context.Context) error {
+	localcluster.Eventually(t, 10*time.Second, "nodes allowed to list their views", func(ctx context.Context) error {
 		_, err := asNode(t, "apf-rbac").TopologyV1alpha1().NodeEndpoints("").List(ctx, metav1.ListOptions{FieldSelector: "nodeName=apf-rbac"})
 		return err
 	})

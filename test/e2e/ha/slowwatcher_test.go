@@ -37,6 +37,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	topologyv1alpha1 "github.com/gridview/gridview/apis/topology/v1alpha1"
+	"github.com/gridview/gridview/test/localcluster"
 )
 
 const cutOffMetric = "gridview_nodeendpoints_watchers_cut_off_total"
@@ -94,7 +95,7 @@ func TestWatcherThatNeverReadsIsCutOff(t *testing.T) {
 	}
 	write(0)
 	firstNode := fmt.Sprintf("%s-n000", ns)
-	eventually(t, 20*time.Second, "the views of every node", func(ctx context.Context) error {
+	localcluster.Eventually(t, 20*time.Second, "the views of every node", func(ctx context.Context) error {
 		list, err := gridview.TopologyV1alpha1().NodeEndpoints(ns).List(ctx, metav1.ListOptions{})
 		if err == nil && len(list.Items) != nodes {
 			err = fmt.Errorf("%d views", len(list.Items))
@@ -157,7 +158,7 @@ func TestWatcherThatNeverReadsIsCutOff(t *testing.T) {
 	t.Logf("%d rounds (%d view changes) in %s; the reading watcher lagged at most %s", rounds, rounds*nodes,
 		written.Sub(start).Round(time.Millisecond), slowest.Round(time.Millisecond))
 
-	eventually(t, 30*time.Second, "the stalled watcher cut off", func(ctx context.Context) error {
+	localcluster.Eventually(t, 30*time.Second, "the stalled watcher cut off", func(ctx context.Context) error {
 		if after := cutOffTotal(ctx, t); after <= before {
 			return fmt.Errorf("%s stayed at %v", cutOffMetric, after)
 		}

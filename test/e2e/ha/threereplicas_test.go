@@ -80,7 +80,7 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 	s := newSite(t)
 	s.converged(t, 30*time.Second)
 	firstLeader := awaitLeader(t, 30*time.Second)
-	views := gridview.TopologyV1alpha1().NodeEndpoints(s.ns)
+	views := gridview.TopologyV1alpha1().NodeEndpoints(s.NS)
 	tally := newWatchTally(ctx, t)
 
 	followers, wrapper := followSite(ctx, t, s, views, watchTimeout)
@@ -113,7 +113,7 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 		if err := r.Start(ctx); err != nil {
 			t.Fatalf("starting %s again: %v", r.Name, err)
 		}
-		eventually(t, 30*time.Second, r.Name+" ready", func(ctx context.Context) error { return readyz(ctx, r) })
+		localcluster.Eventually(t, 30*time.Second, r.Name+" ready", func(ctx context.Context) error { return readyz(ctx, r) })
 		t.Logf("rolling restart: %s stopped in %s, down %s, ready %s after its start",
 			r.Name, stopped.Sub(stops[len(stops)-1]).Round(100*time.Millisecond),
 			time.Since(stopped).Round(100*time.Millisecond), time.Since(starting).Round(100*time.Millisecond))
@@ -199,8 +199,8 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 		f.currentAfter(t, views, 2*time.Minute)
 		t.Logf("%s current %s after every replica serves again", f, time.Since(allUp).Round(100*time.Millisecond))
 	}
-	eventually(t, 2*time.Minute, "gridview-wrapper current: its slices equal to a fresh list, with "+marker+"*", func(ctx context.Context) error {
-		return wrapperCurrent(ctx, wrapper, s.ns, s.node("a2"))
+	localcluster.Eventually(t, 2*time.Minute, "gridview-wrapper current: its slices equal to a fresh list, with "+marker+"*", func(ctx context.Context) error {
+		return wrapperCurrent(ctx, wrapper, s.NS, s.Node("a2"))
 	})
 	t.Logf("gridview-wrapper current %s after every replica serves again", time.Since(allUp).Round(100*time.Millisecond))
 	p.end("every replica stopped", changes)
@@ -241,13 +241,13 @@ func TestClientsFollowTheirNodeThroughEveryReplicaRestart(t *testing.T) {
 		f.listedOnlyAfterErrors(t, "at the end")
 		f.equalsList(t, views)
 	}
-	eventually(t, 20*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
-		return wrapperEqualsList(ctx, wrapper, s.ns, s.node("a2"))
+	localcluster.Eventually(t, 20*time.Second, "gridview-wrapper's slices equal to a fresh list", func(ctx context.Context) error {
+		return wrapperEqualsList(ctx, wrapper, s.NS, s.Node("a2"))
 	})
 	s.converged(t, 30*time.Second)
 	tally.read(ctx, t)
 	t.Logf("gridview-wrapper for %s: watches %v, lists %v, %d watches of NodeEndpoints ended within a second with no event",
-		s.node("a2"), wrapper.counts(t, "gridview_wrapper_upstream_watches_total"), wrapper.counts(t, "gridview_wrapper_upstream_lists_total"), wrapper.shortWatches(t))
+		s.Node("a2"), wrapper.counts(t, "gridview_wrapper_upstream_watches_total"), wrapper.counts(t, "gridview_wrapper_upstream_lists_total"), wrapper.shortWatches(t))
 	t.Logf("%d changes; watches of NodeEndpoints served to their end, by replica: %v over the test (as read before each stop), %v in the last %s; elected over all runs: %v; %s in all",
 		changes, tally.total, served, churned.Round(time.Second), startsOfLeading(t), time.Since(began).Round(time.Second))
 }
@@ -318,7 +318,7 @@ func onceEachBut(counts map[string]float64, except string) bool {
 // listed or watched since.
 func (f *nodeFollower) currentAfter(t *testing.T, views topologyclient.NodeEndpointsInterface, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, f.String()+" current: equal to a fresh list, with "+marker+"*", func(ctx context.Context) error {
+	localcluster.Eventually(t, timeout, f.String()+" current: equal to a fresh list, with "+marker+"*", func(ctx context.Context) error {
 		list, err := views.List(ctx, metav1.ListOptions{FieldSelector: "nodeName=" + f.node})
 		if err != nil {
 			return err
