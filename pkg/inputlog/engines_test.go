@@ -26,16 +26,16 @@ import (
 )
 
 // runEngines runs a replica's Engines until the returned stop, or the
-// test's end; its views are current while current holds. The replica counts
-// the times it was superseded in e.supersededTimes.
-func runEngines(t *testing.T, client *clientv3.Client, identity string, generation int64, current *atomic.Bool) (*testEngines, func()) {
+// test's end; its views are current as views says. The replica counts the
+// times it was superseded in e.supersededTimes.
+func runEngines(t *testing.T, client *clientv3.Client, identity string, generation int64, views *replicaViews) (*testEngines, func()) {
 	t.Helper()
 	e := &testEngines{Engines: NewEngines(client, "/gridview", identity, generation)}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.Run(ctx, current.Load, func() { e.supersededTimes.Add(1) })
+		e.Run(ctx, views.Current, func() { e.supersededTimes.Add(1) })
 	}()
 	stop := func() {
 		cancel()
@@ -50,10 +50,34 @@ type testEngines struct {
 	supersededTimes atomic.Int32
 }
 
-func isCurrent() *atomic.Bool {
-	var current atomic.Bool
-	current.Store(true)
-	return &current
+// replicaViews says whether a replica's views are current, as the test
+// sets it, and counts the times its Engines asked.
+type replicaViews struct {
+	current atomic.Bool
+	asked   atomic.Int32
+}
+
+func (v *replicaViews) Current() bool {
+	v.asked.Add(1)
+	return v.current.Load()
+}
+
+func isCurrent() *replicaViews {
+	var views replicaViews
+	views.current.Store(true)
+	return &views
+}
+
+// readAnnouncements is the generation the announcements in etcd say serves,
+// as a replica started now reads them: unlike a running replica's, its
+// answer is not a watch that may not have caught up yet. It never
+// announces.
+func readAnnouncements(t *testing.T, client *clientv3.Client) int64 {
+	t.Helper()
+	latecomer, stop := runEngines(t, client, "latecomer", 3, &replicaViews{})
+	defer stop()
+	await(t, 20*time.Second, "a replica started now reading the announcements", func() bool { return latecomer.ServingGeneration() != 0 })
+	return latecomer.ServingGeneration()
 }
 
 // awaitServing waits until every replica's Engines says generation serves.
@@ -77,13 +101,21 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 		t.Fatal("the only replica is superseded")
 	}
 
-	var newCurrent atomic.Bool
-	updated, _ := runEngines(t, client, "updated", 2, &newCurrent)
-	time.Sleep(1500 * time.Millisecond) // more than announce's poll of current
+	// Nothing else writes to etcd now: a revision that moved is an
+	// announcement, however short-lived.
+	before := revision(t, client)
+	newViews := &replicaViews{}
+	updated, _ := runEngines(t, client, "updated", 2, newViews)
+	// Asked twice: it decided not to announce, then came back to ask again.
+	await(t, 20*time.Second, "generation 2 asking again whether its views are current", func() bool { return newViews.asked.Load() >= 2 })
+	if after := revision(t, client); after != before {
+		t.Fatalf("a replica of generation 2 whose views are not current yet wrote to etcd: revision %d, then %d", before, after)
+	}
+	await(t, 20*time.Second, "generation 2 reading the announcements", func() bool { return updated.ServingGeneration() != 0 })
 	if got := updated.ServingGeneration(); got != 1 {
 		t.Fatalf("a replica of generation 2 whose views are not current yet: generation %d serves, want 1", got)
 	}
-	newCurrent.Store(true)
+	newViews.current.Store(true)
 	awaitServing(t, 2, old, updated)
 	if _, oldSuperseded := old.Superseded(); !oldSuperseded {
 		t.Error("generation 1 is not superseded by generation 2")
@@ -97,9 +129,9 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 
 	// A replica whose views are no longer current withdraws: the others'
 	// generation serves until it is current again.
-	newCurrent.Store(false)
+	newViews.current.Store(false)
 	awaitServing(t, 1, old, updated)
-	newCurrent.Store(true)
+	newViews.current.Store(true)
 	awaitServing(t, 2, old, updated)
 
 	// A replica of generation 1 whose lease expired (revoked here) announces
@@ -115,7 +147,9 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 		again, err := client.Get(t.Context(), "/gridview/engines/old")
 		return err == nil && len(again.Kvs) == 1 && again.Kvs[0].Lease != resp.Kvs[0].Lease
 	})
-	time.Sleep(200 * time.Millisecond)
+	if got := readAnnouncements(t, client); got != 2 {
+		t.Errorf("after the old replica announced again: the announcements say generation %d serves, want 2", got)
+	}
 	if got := updated.ServingGeneration(); got != 2 {
 		t.Errorf("after the old replica announced again: generation %d serves, want 2", got)
 	}
@@ -124,7 +158,9 @@ func TestTheLastAnnouncedEngineServes(t *testing.T) {
 	if _, err := client.Put(t.Context(), "/gridview/engines/forged", `{"generation":7}`); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	if got := readAnnouncements(t, client); got != 2 {
+		t.Errorf("after an announcement without a lease: the announcements say generation %d serves, want 2", got)
+	}
 	if got := old.ServingGeneration(); got != 2 {
 		t.Errorf("after an announcement without a lease: generation %d serves, want 2", got)
 	}
@@ -149,9 +185,27 @@ func TestFollowingTheAnnouncementsLeavesTheReaderItsProgress(t *testing.T) {
 	if _, err := client.Put(t.Context(), "/elsewhere", "not an input"); err != nil {
 		t.Fatal(err)
 	}
-	var never atomic.Bool
-	runEngines(t, client, "replica", 1, &never)
-	time.Sleep(500 * time.Millisecond) // for the announcements' watch to be set up
+	watcher := &announcementsWatcher{Watcher: client.Watcher}
+	client.Watcher = watcher
+	runEngines(t, client, "replica", 1, &replicaViews{})
+	// The reader's watch, asked after, starts on the stream after it.
+	await(t, 20*time.Second, "the replica watching the announcements", watcher.asked.Load)
 	reader, _ := read(t, client)
 	await(t, 20*time.Second, "the reader current", reader.Current)
+}
+
+// announcementsWatcher is a client's Watcher that says when a watch of the
+// engine announcements was asked of it: the client creates the watches of a
+// stream in the order asked.
+type announcementsWatcher struct {
+	clientv3.Watcher
+	asked atomic.Bool
+}
+
+func (w *announcementsWatcher) Watch(ctx context.Context, key string, opts ...clientv3.OpOption) clientv3.WatchChan {
+	ch := w.Watcher.Watch(ctx, key, opts...)
+	if key == enginesPrefix("/gridview") {
+		w.asked.Store(true)
+	}
+	return ch
 }

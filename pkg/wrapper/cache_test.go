@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,54 +66,54 @@ func TestCacheKeepsEndpointsAndResourceVersions(t *testing.T) {
 }
 
 // The cache is written once changes pause, and while they go on, at least
-// every maxStale: not on every change.
+// every maxStale: not on every change, nor on every tick once stale. In a
+// bubble, so that the pauses are exact and the saver has handled each tick
+// before the cache is read.
 func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
-	// A quiet period far longer than the pause between changes, so that a
-	// loaded machine's longer sleeps do not pass for quiet.
-	const quiet, maxStale = 300 * time.Millisecond, 600 * time.Millisecond
-	state := NewState(1, nil)
-	state.MarkSynced()
-	dir := t.TempDir()
-	// An earlier release's cache, which the first write removes.
-	if err := os.WriteFile(filepath.Join(dir, legacyCacheFile), []byte("{}"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	savedRV := func() uint64 {
-		rv, _, _ := LoadCache(dir, "edge-1")
-		return rv
-	}
-	// Changes every 20 ms for 1.5 s: never quiet, so written about every
-	// maxStale.
-	start, writes, changes, last := time.Now(), 0, 0, uint64(0)
-	for ; time.Since(start) < 1500*time.Millisecond; changes++ {
-		state.Set(testService(fmt.Sprintf("svc-%d", changes), "10.96.0.10", nil))
-		time.Sleep(20 * time.Millisecond)
-		if rv := savedRV(); rv != last {
-			writes, last = writes+1, rv
+	synctest.Test(t, func(t *testing.T) {
+		const quiet, maxStale, changing = 300 * time.Millisecond, 600 * time.Millisecond, 1500 * time.Millisecond
+		state := NewState(1, nil)
+		state.MarkSynced()
+		dir := t.TempDir()
+		// An earlier release's cache, which the first write removes.
+		if err := os.WriteFile(filepath.Join(dir, legacyCacheFile), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if writes < 1 || writes > changes/5 {
-		t.Errorf("%d writes during 1.5 s of %d changes, want 1 to %d (every %v)", writes, changes, changes/5, maxStale)
-	}
-	// Quiet now: the latest state is written within quiet and a tick.
-	latest := state.RV()
-	deadline := time.Now().Add(quiet + maxStale)
-	for savedRV() != latest {
-		if time.Now().After(deadline) {
-			t.Fatalf("the cache holds resourceVersion %d, %v after the last change %d", savedRV(), quiet+maxStale, latest)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		savedRV := func() uint64 {
+			rv, _, _ := LoadCache(dir, "edge-1")
+			return rv
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if _, err := os.Stat(filepath.Join(dir, legacyCacheFile)); !os.IsNotExist(err) {
-		t.Errorf("the earlier release's cache is still there: %v", err)
-	}
+		// Changes every 20 ms: never quiet, so written about every maxStale.
+		start, writes, changes, last := time.Now(), 0, 0, uint64(0)
+		for ; time.Since(start) < changing; changes++ {
+			state.Set(testService(fmt.Sprintf("svc-%d", changes), "10.96.0.10", nil))
+			time.Sleep(20 * time.Millisecond)
+			synctest.Wait()
+			if rv := savedRV(); rv != last {
+				writes, last = writes+1, rv
+			}
+		}
+		if most := int(changing/maxStale) + 1; writes < 1 || writes > most {
+			t.Errorf("%d writes during %v of %d changes, want 1 to %d (every %v)", writes, changing, changes, most, maxStale)
+		}
+		// Quiet now: the latest state is written within quiet and a tick.
+		latest := state.RV()
+		time.Sleep(quiet + quiet/4)
+		synctest.Wait()
+		if rv := savedRV(); rv != latest {
+			t.Fatalf("the cache holds resourceVersion %d, %v after the last change %d", rv, quiet+quiet/4, latest)
+		}
+		if _, err := os.Stat(filepath.Join(dir, legacyCacheFile)); !os.IsNotExist(err) {
+			t.Errorf("the earlier release's cache is still there: %v", err)
+		}
+	})
 }
 
 // A state restarted from the cache answers 410 to a watch from any
@@ -169,38 +170,39 @@ func indexedAt(t *testing.T, rv uint64) *Upstream {
 }
 
 // A state not complete yet, read upstream in part and never loaded, is
-// not saved, however long it goes on changing; once synced it is.
+// not saved, however long it goes on changing; once synced it is. In a
+// bubble, so that the saver has handled every tick of the wait before the
+// cache is read.
 func TestCacheIsWrittenOnlyOnceSynced(t *testing.T) {
-	const quiet, maxStale = 40 * time.Millisecond, 80 * time.Millisecond
-	state := NewState(1, nil)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for i := range 10 {
-		state.Set(testService(fmt.Sprintf("svc-%d", i), "10.96.0.10", nil))
-		time.Sleep(quiet / 2)
-	}
-	time.Sleep(2 * maxStale)
-	if rv, _, ok := LoadCache(dir, "edge-1"); ok {
-		t.Fatalf("a state not synced was saved at %d", rv)
-	}
-	state.MarkSynced()
-	latest := state.RV()
-	deadline := time.Now().Add(10 * maxStale)
-	for {
-		if rv, _, _ := LoadCache(dir, "edge-1"); rv == latest {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		const quiet, maxStale = 40 * time.Millisecond, 80 * time.Millisecond
+		state := NewState(1, nil)
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+		for i := range 10 {
+			state.Set(testService(fmt.Sprintf("svc-%d", i), "10.96.0.10", nil))
+			time.Sleep(quiet / 2)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the synced state at %d was not saved within %v", latest, 10*maxStale)
+		time.Sleep(2 * maxStale)
+		synctest.Wait()
+		if rv, _, ok := LoadCache(dir, "edge-1"); ok {
+			t.Fatalf("a state not synced was saved at %d", rv)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		state.MarkSynced()
+		latest := state.RV()
+		// Quiet for long already: saved at the next tick.
+		time.Sleep(quiet)
+		synctest.Wait()
+		if rv, _, _ := LoadCache(dir, "edge-1"); rv != latest {
+			t.Fatalf("the cache holds resourceVersion %d %v after the state at %d was synced", rv, quiet, latest)
+		}
+	})
 }
 
 // A start from the cache publishes nothing for a cluster that has not

@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gridview/gridview/pkg/wrapper"
 )
@@ -73,7 +74,13 @@ func TestRunSavesTheStateBeforeReturning(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx) }()
-	time.Sleep(300 * time.Millisecond)
+	// Running once it keeps the cache, whose start removes the temporary.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(stale)
+		return os.IsNotExist(err), nil
+	}); err != nil {
+		t.Fatalf("Run did not remove the temporary file a killed save left: %v", err)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
