@@ -52,6 +52,7 @@ push: images
 ## The binaries come from Go's build cache the second time: this checks the
 ## images' assembly (timestamps, modes, order), Go's own tests its compiler.
 verify-images: images
+	rm -rf $(CURDIR)/_output/images-again
 	$(BIN_DIR)/images build --out $(CURDIR)/_output/images-again >/dev/null
 	diff $(IMAGES_DIR)/digests.txt $(CURDIR)/_output/images-again/digests.txt
 	@echo "verify-images: both builds gave the same digests"
@@ -82,8 +83,8 @@ run: prereqs tools build images
 ## verify, the unit tests with -race and the core end-to-end suite, all with -short (each
 ## randomized oracle test runs one seed; the e2e tests that wait out kube-proxy's and the
 ## wrapper's timers through an outage, and the soak, are left to test-all).
-test: SHORT := -short
-test: prereqs verify test-unit test-e2e
+test: prereqs verify
+	$(MAKE) test-unit test-e2e SHORT=-short
 
 ## test-all: everything, as .ci/run runs it: verify, helm lint of the chart, the unit tests
 ## with every seed, the fuzz targets, reproducible images, the whole end-to-end suite, the HA

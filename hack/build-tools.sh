@@ -15,6 +15,10 @@ KUBE_VERSION=v1.37.2
 HELM_VERSION=v3.22.0
 mkdir -p "${BIN_DIR}"
 wanted=("$@")
+known=" etcd kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubectl helm kwok golangci-lint logcheck kwok-stages.yaml "
+for name in "${wanted[@]}"; do
+  [[ ${known} == *" ${name} "* ]] || { echo "build-tools: unknown tool '${name}' (want some of:${known})" >&2; exit 2; }
+done
 is_wanted() { [[ ${#wanted[@]} -eq 0 || " ${wanted[*]} " == *" $1 "* ]]; }
 
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBE_VERSION} \

@@ -37,16 +37,20 @@ import (
 const fingerprintFile = "inputs.sha256"
 
 // listTemplate prints one line per package the commands import: this
-// module's with their directory and files, which the fingerprint reads;
-// other modules' with their version, which names their content; the
-// standard library's by path, the go command's version naming its content.
-const listTemplate = `{{if .Module}}{{if .Module.Main}}main {{.Dir}} {{join .GoFiles " "}} {{join .SFiles " "}} {{join .EmbedFiles " "}}` +
+// module's, and those of modules replaced by a directory, with their
+// directory and files, which the fingerprint reads; other modules' with
+// their version, which names their content; the standard library's by
+// path, the go command's version naming its content.
+const listTemplate = `{{if .Module}}{{if or .Module.Main (and .Module.Replace (not .Module.Replace.Version))}}` +
+	`files {{.Dir}} {{join .GoFiles " "}} {{join .SFiles " "}} {{join .SysoFiles " "}} {{join .EmbedFiles " "}}` +
 	`{{else}}module {{.Module.Path}} {{.Module.Version}}{{with .Module.Replace}} {{.Path}} {{.Version}}{{end}}{{end}}` +
 	`{{else}}std {{.ImportPath}}{{end}}`
 
 // inputsFingerprint hashes everything the images are made of: this builder
-// (its compiler flags among it), the metadata, the go command's version and,
-// for each platform, every package the commands import.
+// (its compiler flags among it), the metadata, the go command's version and
+// the settings it takes from the environment, go.mod (its go and godebug
+// lines set the binaries' defaults) and go.work, and for each platform
+// every package the commands import.
 func inputsFingerprint(root string, names []string, meta metadata) (string, error) {
 	h := sha256.New()
 	self, err := os.Executable()
@@ -56,11 +60,20 @@ func inputsFingerprint(root string, names []string, meta metadata) (string, erro
 	if err := hashFile(h, self); err != nil {
 		return "", err
 	}
-	goVersion, err := goOutput(root, nil, "env", "GOVERSION")
+	goEnv, err := goOutput(root, nil, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWORK")
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(h, "%+v\n%s", meta, goVersion)
+	fmt.Fprintf(h, "%+v\n%s", meta, goEnv)
+	modules := []string{filepath.Join(root, "go.mod")}
+	if work := strings.Fields(string(goEnv)); len(work) > 0 && strings.HasSuffix(work[len(work)-1], "go.work") {
+		modules = append(modules, work[len(work)-1])
+	}
+	for _, file := range modules {
+		if err := hashFile(h, file); err != nil {
+			return "", err
+		}
+	}
 	for _, p := range platforms {
 		args := []string{"list", "-deps", "-f", listTemplate}
 		for _, name := range names {
@@ -74,7 +87,7 @@ func inputsFingerprint(root string, names []string, meta metadata) (string, erro
 		lines := bufio.NewScanner(bytes.NewReader(packages))
 		for lines.Scan() {
 			fields := strings.Fields(lines.Text())
-			if len(fields) < 2 || fields[0] != "main" {
+			if len(fields) < 2 || fields[0] != "files" {
 				continue
 			}
 			for _, file := range fields[2:] {

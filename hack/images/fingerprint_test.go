@@ -59,6 +59,10 @@ func TestInputsFingerprintFollowsTheSources(t *testing.T) {
 		{"a package the command imports", func() metadata { write("lib/lib.go", "package lib\n\nfunc Run() { println() }\n"); return meta }, false},
 		{"a new file of that package", func() metadata { write("lib/more.go", "package lib\n"); return meta }, false},
 		{"the revision", func() metadata { m := meta; m.Revision = "def"; return m }, false},
+		{"go.mod's godebug settings", func() metadata {
+			write("go.mod", "module example.com/fp\n\ngo 1.26\n\ngodebug default=go1.25\n")
+			return meta
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := fingerprint(tc.change())

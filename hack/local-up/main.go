@@ -177,7 +177,7 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 		"kubectl get nep -n demo -w --field-selector nodeName=edge-1   # and in another shell:",
 		"kubectl label node edge-1 superedge.io/nodeunit=unit-b --overwrite",
 	} {
-		fmt.Printf("  KUBECONFIG=%s %s\n", kubeconfig, command)
+		fmt.Printf("  KUBECONFIG=%s %s%s\n", kubeconfig, binPath(), command)
 	}
 	fmt.Println()
 	fmt.Printf("gridview-wrapper serves what kube-proxy on %s reads, at https://%s, to kube-proxy's kubeconfig (its token and the wrapper's certificate):\n", demoNode, wrapperListen)
@@ -186,11 +186,11 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 		"get endpoints -n demo",
 		"get endpointslices -n demo -w",
 	} {
-		fmt.Printf("  kubectl --kubeconfig %s %s\n", wrapperKubeconfig, command)
+		fmt.Printf("  %skubectl --kubeconfig %s %s\n", binPath(), wrapperKubeconfig, command)
 	}
 	fmt.Printf("  curl -s --cacert %s https://%s/metrics | grep ^gridview_wrapper\n", wrapperCert, wrapperListen)
 	fmt.Println()
-	fmt.Println("kubectl gridview explains and maps where the demo's nodes route (make build puts kubectl-gridview beside local-up):")
+	fmt.Println("kubectl gridview explains and maps where the demo's nodes route:")
 	for _, command := range []string{
 		"explain edge-1 ordered -n demo",
 		"explain edge-3 ordered -n demo   # unit-b runs no endpoint of ordered: falls back to \"*\"",
@@ -202,7 +202,7 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 		"map ordered -n demo -o svg > ordered.svg",
 		"map echo-svc -n demo -o html --output-file echo-svc.html",
 	} {
-		fmt.Printf("  KUBECONFIG=%s %skubectl gridview %s\n", kubeconfig, pluginPath(), command)
+		fmt.Printf("  KUBECONFIG=%s %skubectl gridview %s\n", kubeconfig, binPath(), command)
 	}
 	fmt.Println()
 	fmt.Printf("Logs: %s/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler,kwok,gridview-apiserver,gridview-wrapper}.log\n", logDir)
@@ -210,18 +210,21 @@ func printInstructions(kubeconfig, logDir, wrapperKubeconfig, wrapperCert string
 	fmt.Println("gridview is ready; press Ctrl-C to stop and clean up.")
 }
 
-// pluginPath is PATH=<dir>:$PATH for the directory of local-up, where make
-// builds kubectl-gridview too, so that kubectl finds the plugin; empty when
-// it is not there (go run), for a plugin installed on PATH. The directory
-// is absolute: kubectl does not run a plugin found through a relative one.
-func pluginPath() string {
+// binPath is PATH=<dir>:$PATH for the directory of local-up, where make
+// builds kubectl and kubectl-gridview too, so that the printed commands run
+// them; empty when they are not there (go run), for those installed on
+// PATH. The directory is absolute: kubectl does not run a plugin found
+// through a relative one.
+func binPath() string {
 	exe, err := os.Executable()
 	if err != nil {
 		return ""
 	}
 	dir := filepath.Dir(exe)
-	if _, err := os.Stat(filepath.Join(dir, "kubectl-gridview")); err != nil {
-		return ""
+	for _, command := range []string{"kubectl", "kubectl-gridview"} {
+		if _, err := os.Stat(filepath.Join(dir, command)); err != nil {
+			return ""
+		}
 	}
 	return "PATH=" + dir + ":$PATH "
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package inputlog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +132,9 @@ func (r *Reader) Run(ctx context.Context) {
 
 // errOutOfOrder ends a watch that sent a revision already applied.
 var errOutOfOrder = errors.New("gridview's input log was sent out of order")
+
+// errWatchClosed ends a watch whose channel etcd's client closed.
+var errWatchClosed = errors.New("etcd's client closed the watch")
 
 // errCompacted ends a watch whose next revision etcd no longer holds.
 var errCompacted = errors.New("gridview's input log was compacted past the revision this replica read")
@@ -253,7 +257,8 @@ func (r *Reader) follow(ctx context.Context, from int64) (int64, error) {
 			from = revision
 		}
 	}
-	return from, fmt.Errorf("the watch of gridview's input log ended: %w", ctx.Err())
+	// A watch channel closed while ctx is live: the etcd client was closed.
+	return from, fmt.Errorf("the watch of gridview's input log ended: %w", cmp.Or(ctx.Err(), errWatchClosed))
 }
 
 // A reader asks etcd how far its watch got every progressInterval, and

@@ -102,9 +102,12 @@ func fullState(list *topologyapi.NodeEndpointsList) map[string]string {
 // then resumes watches from resourceVersions they received (mid-change ones
 // too): each must end equal to a fresh list, or get 410, and see
 // resourceVersions only grow; the store ends every revision at its end.
-// SEEDS sets how many seeds.
+// SEEDS sets how many seeds; -short (make test) runs one.
 func TestStoreRandom(t *testing.T) {
 	seeds := 6
+	if testing.Short() {
+		seeds = 1
+	}
 	if v := os.Getenv("SEEDS"); v != "" {
 		seeds, _ = strconv.Atoi(v)
 	}

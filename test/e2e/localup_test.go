@@ -47,18 +47,35 @@ func TestMakeRunPrintsCommandsThatWork(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building local-up: %v\n%s", err, out)
 	}
-	// make run builds local-up beside kubectl-gridview, which it prints
-	// commands for.
-	if err := os.Symlink(filepath.Join(binDir, "kubectl-gridview"), filepath.Join(dir, "bin", "kubectl-gridview")); err != nil {
+	// make run builds local-up beside kubectl and kubectl-gridview, which
+	// its commands run from there: they must work without either on PATH.
+	for _, command := range []string{"kubectl", "kubectl-gridview"} {
+		if err := os.Symlink(filepath.Join(binDir, command), filepath.Join(dir, "bin", command)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The commands get a PATH of the shell tools they use alone: this
+	// machine's own kubectl, if any, must not stand in for the printed one.
+	shellTools := filepath.Join(dir, "path")
+	if err := os.Mkdir(shellTools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	for _, command := range []string{"bash", "curl", "grep"} {
+		path, err := exec.LookPath(command)
+		if err != nil {
+			t.Fatalf("the printed commands need %s: %v", command, err)
+		}
+		if err := os.Symlink(path, filepath.Join(shellTools, command)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "PATH="+shellTools)
 
 	// local-up runs in the repository, for its examples, and prints the
 	// paths of an output directory outside it as they are; the commands run
 	// in dir, where they write their files.
 	cmd := exec.Command(localUp, "--bin-dir", binDir, "--output-dir", filepath.Join(dir, "local"))
-	cmd.Dir, cmd.Env = root, env
+	cmd.Dir = root
 	logFile, err := os.Create(filepath.Join(dir, "local-up.log"))
 	if err != nil {
 		t.Fatal(err)

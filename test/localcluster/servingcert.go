@@ -160,8 +160,11 @@ func (c *Cluster) deployAPIService() (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	objects, err := decodeManifests(data)
-	if err != nil || len(objects) != 1 || objects[0].GetName() != apiServiceName {
-		return nil, fmt.Errorf("%s must hold exactly the APIService %s (%w)", path, apiServiceName, err)
+	if err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if len(objects) != 1 || objects[0].GetName() != apiServiceName {
+		return nil, fmt.Errorf("%s must hold exactly the APIService %s, holds %d objects", path, apiServiceName, len(objects))
 	}
 	return objects[0], nil
 }
