@@ -58,7 +58,7 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 		return err
 	}
 	err := c.startComponent(ctx, "kube-scheduler", func(port int) []string {
-		return []string{"--secure-port", strconv.Itoa(port)}
+		return append([]string{"--secure-port", strconv.Itoa(port)}, componentClientFlags...)
 	}, func(p *Process) { c.scheduler = p })
 	if err != nil {
 		return err
@@ -81,6 +81,13 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 	return c.waitKwok(ctx, client, proc)
 }
 
+// componentClientFlags lift kube-controller-manager's and kube-scheduler's
+// client rate limits (20 and 50 requests a second by default): the scale
+// harness's 11,000 Pods at edge-1k, each created, bound, made Ready and
+// written into a slice, would otherwise take many minutes of throttling.
+// kube-apiserver's own inflight limits still pace them.
+var componentClientFlags = []string{"--kube-api-qps", "1000", "--kube-api-burst", "2000"}
+
 // StartControllerManager runs kube-controller-manager and returns once it
 // works: once the default ServiceAccount exists, which its ServiceAccount
 // controller makes. Start runs it with Options.Workloads; a test that
@@ -88,13 +95,18 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 func (c *Cluster) StartControllerManager(ctx context.Context) error {
 	certs := c.pki
 	err := c.startComponent(ctx, "kube-controller-manager", func(port int) []string {
-		return []string{
+		return append([]string{
 			"--allocate-node-cidrs", "--cluster-cidr", PodCIDR, "--node-cidr-mask-size", "24",
 			"--service-cluster-ip-range", serviceClusterRange,
 			"--service-account-private-key-file", certs.ServiceAccountKey,
 			"--root-ca-file", certs.CACert,
 			"--secure-port", strconv.Itoa(port),
-		}
+			// The defaults (5 Deployments, ReplicaSets and Services at a
+			// time, 2 DaemonSets) leave the scale harness's thousands
+			// of Pods waiting in the queues rather than on the cores.
+			"--concurrent-deployment-syncs", "20", "--concurrent-replicaset-syncs", "20",
+			"--concurrent-daemonset-syncs", "5", "--concurrent-service-endpoint-syncs", "20",
+		}, componentClientFlags...)
 	}, func(p *Process) { c.controllerManager = p })
 	if err != nil {
 		return err
