@@ -192,8 +192,10 @@ func (c *Cluster) waitKwok(ctx context.Context, client kubernetes.Interface, pro
 
 // CheckWorkloads reports, as an error naming what is missing, whether every
 // Deployment of namespace has all its replicas updated, ready and available
-// and no old one left, and the EndpointSlice controller has written every
-// ready Pod as a ready endpoint of each Service that selects it.
+// and no old one left, every DaemonSet its Pod on each Node it should run
+// on, updated, ready and available, and the EndpointSlice controller has
+// written every ready Pod as a ready endpoint of each Service that selects
+// it.
 func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace string) error {
 	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -205,6 +207,18 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 			d.Status.AvailableReplicas != want || d.Status.Replicas != want {
 			return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated, %d ready, %d available, %d in all", namespace, d.Name,
 				d.Status.UpdatedReplicas, want, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.Replicas)
+		}
+	}
+	daemonSets, err := client.AppsV1().DaemonSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, d := range daemonSets.Items {
+		want := d.Status.DesiredNumberScheduled
+		if d.Status.ObservedGeneration < d.Generation || want == 0 || d.Status.CurrentNumberScheduled != want || d.Status.UpdatedNumberScheduled != want ||
+			d.Status.NumberReady != want || d.Status.NumberAvailable != want || d.Status.NumberMisscheduled != 0 {
+			return fmt.Errorf("DaemonSet %s/%s: %d of %d Pods scheduled, %d updated, %d ready, %d available, %d misscheduled", namespace, d.Name,
+				d.Status.CurrentNumberScheduled, want, d.Status.UpdatedNumberScheduled, d.Status.NumberReady, d.Status.NumberAvailable, d.Status.NumberMisscheduled)
 		}
 	}
 	services, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
