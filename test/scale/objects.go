@@ -98,7 +98,9 @@ func (m *Model) NodeObject(i int) *corev1.Node {
 			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{
-				MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), BootID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i+1),
+				// Letters in the ID: kwok's Node stage reads an all-digit
+				// one back as a number and fails on the Node from then on.
+				MachineID: fmt.Sprintf("ed9e%028x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), BootID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i+1),
 				KernelVersion: "6.12.0-1-amd64", OSImage: "Debian GNU/Linux 13 (trixie)", ContainerRuntimeVersion: "containerd://2.1.4",
 				KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
 			},
