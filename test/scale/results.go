@@ -142,7 +142,7 @@ func (r *Results) rows() []row {
 		r.IngestCPU.Seconds(), r.IngestKubeCPU.Seconds(), r.IngestHarnessCPU.Seconds())
 	if r.Config.Workloads {
 		rows = append(rows,
-			row{"the controllers settled, from the first write: every Pod scheduled, Ready and in its Service's slices", ms(r.ControllersSettled), "", ""},
+			row{"the controllers settled, from the first write, as a poll every second saw: every Pod scheduled, Ready and in its Service's slices", ms(r.ControllersSettled), "", ""},
 			row{"every watched node's views current, from the first write (the scheduler's, kwok's and the controllers' work included)",
 				currentText(r.IngestCurrent, r.IngestStale) + "; " + cpu, "all current", verdict(r.WriteTime > 0, r.IngestStale == 0)})
 	} else {
