@@ -73,14 +73,9 @@ func (h *Harness) awaitWorkloads(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the controllers not settled within %s: %w (last: %v)", controllersTimeout, err, last)
 	}
-	list, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).List(ctx, metav1.ListOptions{})
+	byService, err := h.slicesByService(ctx, metav1.ListOptions{})
 	if err != nil {
-		return fmt.Errorf("reading the EndpointSlices back: %w", err)
-	}
-	byService := map[string][]discoveryv1.EndpointSlice{}
-	for _, obj := range list.Items {
-		svc := obj.Labels[discoveryv1.LabelServiceName]
-		byService[svc] = append(byService[svc], obj)
+		return err
 	}
 	for _, svc := range h.m.Services {
 		read, err := h.m.SlicesFromObjects(byService[svc.Name], h.c.names.id)
@@ -103,6 +98,21 @@ func (h *Harness) awaitWorkloads(ctx context.Context) error {
 		h.R.BigSliceBytes = len(data)
 	}
 	return nil
+}
+
+// slicesByService reads the scenario's EndpointSlices that opts select,
+// by the name of their Service.
+func (h *Harness) slicesByService(ctx context.Context, opts metav1.ListOptions) (map[string][]discoveryv1.EndpointSlice, error) {
+	list, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).List(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("reading the EndpointSlices back: %w", err)
+	}
+	out := map[string][]discoveryv1.EndpointSlice{}
+	for _, obj := range list.Items {
+		name := obj.Labels[discoveryv1.LabelServiceName]
+		out[name] = append(out[name], obj)
+	}
+	return out, nil
 }
 
 func countEndpoints(read []*Slice) int {
@@ -167,14 +177,9 @@ func (h *Harness) readBack(ctx context.Context, svcs ...*Service) error {
 	}
 	written := map[*Service][]*Slice{}
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, readBackTimeout, true, func(ctx context.Context) (bool, error) {
-		list, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).List(ctx, opts)
+		byService, err := h.slicesByService(ctx, opts)
 		if err != nil {
-			return false, fmt.Errorf("reading the EndpointSlices back: %w", err)
-		}
-		byService := map[string][]discoveryv1.EndpointSlice{}
-		for _, obj := range list.Items {
-			name := obj.Labels[discoveryv1.LabelServiceName]
-			byService[name] = append(byService[name], obj)
+			return false, err
 		}
 		done := true
 		for _, svc := range svcs {
