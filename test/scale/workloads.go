@@ -17,9 +17,11 @@ limitations under the License.
 package scale
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,10 +93,14 @@ func (h *Harness) awaitWorkloads(ctx context.Context) error {
 			return fmt.Errorf("Service %s: %d endpoints in %d slices once the controllers settled, want %d", svc.Name, got, len(read), want)
 		}
 	}
-	// What vanilla kube-proxy reads of a flip in the big Service: one of
-	// its slices as the controller wrote it, which the count above found.
+	// What vanilla kube-proxy reads of a flip in the big Service: its
+	// fullest slice as the controller wrote it (the controller fills its
+	// slices unevenly; the count above found at least one).
 	big := h.m.ServicesOf(ModeNone, true)[0]
-	if data, err := json.Marshal(byService[big.Name][0]); err == nil {
+	fullest := slices.MaxFunc(byService[big.Name], func(a, b discoveryv1.EndpointSlice) int {
+		return cmp.Compare(len(a.Endpoints), len(b.Endpoints))
+	})
+	if data, err := json.Marshal(fullest); err == nil {
 		h.R.BigSliceBytes = len(data)
 	}
 	return nil
