@@ -132,7 +132,10 @@ soak: prereqs tools build images
 ## table of the figures against issue 12's targets. SCALE=edge-1k|edge-10k,
 ## WATCHERS=N (default 2000), SEED=N; SCALE_REPLICAS, SCALE_REPEATS, SCALE_RESTARTS, SCALE_ENCODING, SCALE_RSS_LIMIT, SCALE_PROFILE_DIR,
 ## SCALE_GRIDVIEW_ARGS (more flags for gridview-apiserver), SCALE_KUBELETS=kwok (every Node
-## heartbeats through kwok; SCALE_HEARTBEAT_WINDOW) and SCALE_CURRENT_TIMEOUT from the
+## heartbeats through kwok; SCALE_HEARTBEAT_WINDOW), SCALE_ENDPOINTS=workloads (with
+## SCALE_KUBELETS=kwok: the endpoints are Pods of Deployments and a DaemonSet, placed by
+## kube-scheduler and written into slices by the EndpointSlice controller, rather than
+## EndpointSlices the harness writes) and SCALE_CURRENT_TIMEOUT from the
 ## environment. Fails only on harness errors.
 SCALE ?= edge-10k
 scale: prereqs tools build images
@@ -144,11 +147,14 @@ scale: prereqs tools build images
 scale-baseline: prereqs tools build images
 	SCALE=$(SCALE) WATCHERS=$(WATCHERS) SEED=$(SEED) GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 60m -v -run '^TestScaleBaseline$$' ./test/scale/
 
-# test-scale: the harness at edge-1k, every node watched and heartbeating through kwok, failing when a view
-# is wrong or a resume gets 410, and its baseline, so that neither rots; then
-# with two replicas, failing when a leader change costs a watcher a relist.
+# test-scale: the harness at edge-1k, every node watched and heartbeating through kwok and
+# every endpoint a Pod of a Deployment or a DaemonSet, failing when a view is wrong or a
+# resume gets 410; its baseline, with the harness's own EndpointSlices, so that neither
+# rots; then with two replicas and the harness's EndpointSlices, failing when a leader
+# change costs a watcher a relist.
 test-scale: prereqs tools build images
-	SCALE=edge-1k WATCHERS=1000 SCALE_KUBELETS=kwok SCALE_HEARTBEAT_WINDOW=30s GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale(Baseline)?$$' ./test/scale/
+	SCALE=edge-1k WATCHERS=1000 SCALE_KUBELETS=kwok SCALE_HEARTBEAT_WINDOW=30s SCALE_ENDPOINTS=workloads GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 40m -v -run '^TestScale$$' ./test/scale/
+	SCALE=edge-1k WATCHERS=1000 SCALE_KUBELETS=kwok GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScaleBaseline$$' ./test/scale/
 	SCALE=edge-1k WATCHERS=1000 SCALE_REPLICAS=2 SCALE_REPEATS=2 GRIDVIEW_SCALE_STRICT=1 GRIDVIEW_BIN_DIR=$(BIN_DIR) go test -count=1 -timeout 30m -v -run '^TestScale$$' ./test/scale/
 
 ## bench: the benchmarks of every package; pkg/topology's BenchmarkEdge10kReport

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -58,16 +59,20 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 		return err
 	}
 	err := c.startComponent(ctx, "kube-scheduler", func(port int) []string {
-		return []string{"--secure-port", strconv.Itoa(port)}
+		return append([]string{"--secure-port", strconv.Itoa(port)}, componentClientFlags...)
 	}, func(p *Process) { c.scheduler = p })
 	if err != nil {
 		return err
+	}
+	options := filepath.Join(c.opts.WorkDir, "kwok-options.yaml")
+	if err := os.WriteFile(options, []byte(kwokOptions), 0o600); err != nil {
+		return fmt.Errorf("writing kwok's options: %w", err)
 	}
 	// KWOK_WORKDIR: kwok would read ~/.kwok/kwok.yaml first.
 	proc, err := c.launch("kwok", []string{"env", "KWOK_WORKDIR=" + filepath.Join(c.opts.WorkDir, "kwok"),
 		filepath.Join(c.opts.BinDir, "kwok"),
 		"--kubeconfig", c.AdminKubeconfig,
-		"--config", filepath.Join(c.opts.BinDir, kwokStages),
+		"--config", filepath.Join(c.opts.BinDir, kwokStages), "--config", options,
 		"--manage-all-nodes=true",
 		"--node-lease-duration-seconds", strconv.Itoa(nodeLeaseSeconds),
 	}, func(p *Process) { c.kwok = p })
@@ -81,6 +86,26 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 	return c.waitKwok(ctx, client, proc)
 }
 
+// kwokOptions raise kwok's workers, 4 each for Leases, Node and Pod stages
+// by default: with the scale harness's 1,000 Nodes renewing a Lease every
+// 10 s and 11,000 Pods starting, 4 Lease workers fell 40 s behind on two
+// busy cores, kube-controller-manager marked Nodes unreachable and tainted
+// them, and their Pods went unscheduled.
+const kwokOptions = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  nodeLeaseParallelism: 32
+  nodePlayStageParallelism: 8
+  podPlayStageParallelism: 16
+`
+
+// componentClientFlags lift kube-controller-manager's and kube-scheduler's
+// client rate limits (20 and 50 requests a second by default): the scale
+// harness's 11,000 Pods at edge-1k, each created, bound, made Ready and
+// written into a slice, would otherwise take many minutes of throttling.
+// kube-apiserver's own inflight limits still pace them.
+var componentClientFlags = []string{"--kube-api-qps", "1000", "--kube-api-burst", "2000"}
+
 // StartControllerManager runs kube-controller-manager and returns once it
 // works: once the default ServiceAccount exists, which its ServiceAccount
 // controller makes. Start runs it with Options.Workloads; a test that
@@ -88,13 +113,18 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 func (c *Cluster) StartControllerManager(ctx context.Context) error {
 	certs := c.pki
 	err := c.startComponent(ctx, "kube-controller-manager", func(port int) []string {
-		return []string{
+		return append([]string{
 			"--allocate-node-cidrs", "--cluster-cidr", PodCIDR, "--node-cidr-mask-size", "24",
 			"--service-cluster-ip-range", serviceClusterRange,
 			"--service-account-private-key-file", certs.ServiceAccountKey,
 			"--root-ca-file", certs.CACert,
 			"--secure-port", strconv.Itoa(port),
-		}
+			// The defaults (5 Deployments, ReplicaSets and Services at a
+			// time, 2 DaemonSets) leave the scale harness's thousands
+			// of Pods waiting in the queues rather than on the cores.
+			"--concurrent-deployment-syncs", "20", "--concurrent-replicaset-syncs", "20",
+			"--concurrent-daemonset-syncs", "5", "--concurrent-service-endpoint-syncs", "20",
+		}, componentClientFlags...)
 	}, func(p *Process) { c.controllerManager = p })
 	if err != nil {
 		return err
@@ -180,8 +210,10 @@ func (c *Cluster) waitKwok(ctx context.Context, client kubernetes.Interface, pro
 
 // CheckWorkloads reports, as an error naming what is missing, whether every
 // Deployment of namespace has all its replicas updated, ready and available
-// and no old one left, and the EndpointSlice controller has written every
-// ready Pod as a ready endpoint of each Service that selects it.
+// and no old one left, every DaemonSet its Pod on each Node it should run
+// on, updated, ready and available, and the EndpointSlice controller has
+// written every ready Pod as a ready endpoint of each Service that selects
+// it.
 func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace string) error {
 	deployments, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -193,6 +225,18 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 			d.Status.AvailableReplicas != want || d.Status.Replicas != want {
 			return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated, %d ready, %d available, %d in all", namespace, d.Name,
 				d.Status.UpdatedReplicas, want, d.Status.ReadyReplicas, d.Status.AvailableReplicas, d.Status.Replicas)
+		}
+	}
+	daemonSets, err := client.AppsV1().DaemonSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, d := range daemonSets.Items {
+		want := d.Status.DesiredNumberScheduled
+		if d.Status.ObservedGeneration < d.Generation || want == 0 || d.Status.CurrentNumberScheduled != want || d.Status.UpdatedNumberScheduled != want ||
+			d.Status.NumberReady != want || d.Status.NumberAvailable != want || d.Status.NumberMisscheduled != 0 {
+			return fmt.Errorf("DaemonSet %s/%s: %d of %d Pods scheduled, %d updated, %d ready, %d available, %d misscheduled", namespace, d.Name,
+				d.Status.CurrentNumberScheduled, want, d.Status.UpdatedNumberScheduled, d.Status.NumberReady, d.Status.NumberAvailable, d.Status.NumberMisscheduled)
 		}
 	}
 	services, err := client.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})

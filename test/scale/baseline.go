@@ -110,7 +110,7 @@ func (h *Harness) RunBaseline(ctx context.Context) (*Baseline, error) {
 	lastWrite := time.Now()
 	b.WriteTime = lastWrite.Sub(start)
 	h.logf("wrote %d objects in %s; waiting for every watcher to hold every EndpointSlice", b.Objects, ms(b.WriteTime))
-	want, timeout := int64(len(h.m.SliceByID)), lastWrite.Add(h.cfg.CurrentTimeout)
+	want, timeout := int64(h.m.SliceCount()), lastWrite.Add(h.cfg.CurrentTimeout)
 	for {
 		var stale *sliceWatcher
 		b.Stale = 0

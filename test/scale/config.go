@@ -73,7 +73,20 @@ type Config struct {
 	// HeartbeatWindow (SCALE_HEARTBEAT_WINDOW, default 1m) is how long the
 	// heartbeats phase watches the quiet cluster.
 	HeartbeatWindow time.Duration
+	// Workloads (SCALE_ENDPOINTS=workloads, only with SCALE_KUBELETS=kwok)
+	// gives each Service a selector and Pods to select, a Deployment's for
+	// each 20-endpoint Service and a DaemonSet's for the big one, which the
+	// scheduler places, kwok runs and the EndpointSlice controller writes
+	// into slices; the model reads those slices back. SCALE_ENDPOINTS=slices
+	// (the default) has the harness write the slices itself.
+	Workloads bool
 }
+
+// SCALE_ENDPOINTS values: where the Services' EndpointSlices come from.
+const (
+	EndpointsSlices    = "slices"
+	EndpointsWorkloads = "workloads"
+)
 
 // ConfigFromEnv reads the Config; ok is false when SCALE is unset, which
 // means the harness was not asked for (go test ./... runs this package).
@@ -110,6 +123,13 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 			cfg.Kubelets = true
 			return nil
 		}},
+		{"SCALE_ENDPOINTS", func(s string) error {
+			if s != EndpointsSlices && s != EndpointsWorkloads {
+				return fmt.Errorf("want %s or %s", EndpointsSlices, EndpointsWorkloads)
+			}
+			cfg.Workloads = s == EndpointsWorkloads
+			return nil
+		}},
 		{"SCALE_ENCODING", func(s string) error {
 			if s != EncodingProtobuf && s != EncodingJSON {
 				return fmt.Errorf("want %s or %s", EncodingProtobuf, EncodingJSON)
@@ -132,6 +152,9 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	}
 	if cfg.Restarts < 0 || cfg.Restarts > 2 {
 		return cfg, true, fmt.Errorf("SCALE_RESTARTS=%d: want 0, 1 or 2", cfg.Restarts)
+	}
+	if cfg.Workloads && !cfg.Kubelets {
+		return cfg, true, fmt.Errorf("SCALE_ENDPOINTS=%s needs SCALE_KUBELETS=kwok: without kube-scheduler, kube-controller-manager and kwok no Pod runs", EndpointsWorkloads)
 	}
 	if cfg.Repeats < 1 {
 		return cfg, true, fmt.Errorf("SCALE_REPEATS=%d: want at least 1", cfg.Repeats)

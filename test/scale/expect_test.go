@@ -19,6 +19,7 @@ package scale
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -129,19 +130,24 @@ func TestModelAgreesWithOracle(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		churn    bool
+		readBack bool // the slices read back from their objects, as with Workloads
 		encoding string
 	}{
 		{name: "as generated, json", encoding: EncodingJSON},
 		{name: "after churn, json", churn: true, encoding: EncodingJSON},
 		{name: "after churn, protobuf", churn: true, encoding: EncodingProtobuf},
+		{name: "after churn, read back, protobuf", churn: true, readBack: true, encoding: EncodingProtobuf},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := Generate(Scales["tiny"], 7)
 			if tc.churn {
 				churn(m, rand.New(rand.NewPCG(7, 7)))
 			}
-			o := oracleOf(m)
 			c := &client{names: newNames(m), namespace: m.Namespace}
+			if tc.readBack {
+				c.names = readBackSlices(t, m)
+			}
+			o := oracleOf(m)
 			units := make([]int, m.Units())
 			for u := range units {
 				units[u] = u
@@ -171,6 +177,29 @@ func TestModelAgreesWithOracle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readBackSlices turns m into a model of Workloads whose slices are read
+// back from the objects of its own, the last Service first so that the IDs
+// differ from Generate's, and returns the names that numbered them.
+func readBackSlices(t *testing.T, m *Model) *names {
+	t.Helper()
+	objects := map[*Service][]discoveryv1.EndpointSlice{}
+	for _, svc := range m.Services {
+		for _, sl := range svc.Slices {
+			objects[svc] = append(objects[svc], *m.SliceObject(svc, sl))
+		}
+	}
+	m.UseWorkloads()
+	n := newNames(m)
+	for _, svc := range slices.Backward(m.Services) {
+		read, err := m.SlicesFromObjects(objects[svc], n.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.SetSlices(svc, read)
+	}
+	return n
 }
 
 // TestWatcherEvents checks that deletes and updates keep the total equal to

@@ -71,15 +71,20 @@ func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...
 		return nil, fmt.Errorf("creating the watchers' transport: %w", err)
 	}
 	m := Generate(cfg.Scale, cfg.Seed)
+	if cfg.Workloads {
+		m.UseWorkloads()
+	}
 	h := &Harness{
 		cfg: cfg, cluster: cluster, gridview: cluster.GridviewReplicas()[0], m: m, kube: kube, logf: logf,
 		c:   &client{http: &http.Client{Transport: rt}, base: cluster.AdminConfig.Host, names: newNames(m), namespace: m.Namespace, encoding: cfg.Encoding},
 		rng: rand.New(rand.NewPCG(cfg.Seed, 1)),
 		R:   &Results{Config: cfg},
 	}
-	big := m.ServicesOf(ModeNone, true)[0]
-	if data, err := json.Marshal(m.SliceObject(big, big.Slices[0])); err == nil {
-		h.R.BigSliceBytes = len(data)
+	// With Workloads, awaitWorkloads reads a slice the controller wrote.
+	if big := m.ServicesOf(ModeNone, true)[0]; !cfg.Workloads {
+		if data, err := json.Marshal(m.SliceObject(big, big.Slices[0])); err == nil {
+			h.R.BigSliceBytes = len(data)
+		}
 	}
 	for _, n := range cfg.WatchedNodes() {
 		h.watchers = append(h.watchers, newWatcher(h.c, m.Nodes[n].Name, n))
@@ -90,10 +95,8 @@ func NewHarness(cfg Config, cluster *localcluster.Cluster, logf func(string, ...
 // Run runs every phase in order; an error is the harness's own (a write
 // refused, the cluster gone), never a missed target.
 func (h *Harness) Run(ctx context.Context) error {
-	r := h.R
-	r.Scenario = fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %d EndpointSlices, %d endpoints; %d node watchers through the aggregator, reading %s",
-		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), len(h.m.SliceByID), h.m.Endpoints(), len(h.watchers), h.cfg.Encoding)
-	h.logf("%s", r.Scenario)
+	h.R.Scenario = h.scenario()
+	h.logf("%s", h.R.Scenario)
 	for _, phase := range []func(context.Context) error{h.findLeader, h.startWatchers, h.markEtcd("before the ingest"), h.ingest,
 		h.markEtcd("every watcher current"), h.changes, h.markEtcd("the churn's end"), h.heartbeats, h.resume, h.checkReplicas, h.wrapper, h.restarts} {
 		if err := phase(ctx); err != nil {
@@ -104,6 +107,17 @@ func (h *Harness) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// scenario describes the run; with Workloads the slices are counted once
+// the controllers wrote them.
+func (h *Harness) scenario() string {
+	endpoints := fmt.Sprintf("%d EndpointSlices, %d endpoints", h.m.SliceCount(), h.m.Endpoints())
+	if h.m.Workloads {
+		endpoints += " from Deployments and a DaemonSet through kube-scheduler, kwok and the EndpointSlice controller"
+	}
+	return fmt.Sprintf("%s (seed %d): %d nodes in %d units over %d zones, %d Services, %s; %d node watchers through the aggregator, reading %s",
+		h.cfg.Scale.Name, h.cfg.Seed, len(h.m.Nodes), h.m.Units(), h.m.Zones, len(h.m.Services), endpoints, len(h.watchers), h.cfg.Encoding)
 }
 
 // Stop stops the watchers.
@@ -272,7 +286,10 @@ func (h *Harness) ingest(ctx context.Context) error {
 		return err
 	}
 	others0 := h.otherCPU()
-	totals := h.expected()
+	var totals map[int]uint64
+	if !h.m.Workloads {
+		totals = h.expected()
+	}
 	stopProfiles := h.profileIngest(ctx)
 	start := time.Now()
 	for _, phase := range phases {
@@ -284,10 +301,17 @@ func (h *Harness) ingest(ctx context.Context) error {
 	}
 	lastWrite := time.Now()
 	h.R.WriteTime = lastWrite.Sub(start)
-	h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
-	h.saveHeapProfile(ctx, "written")
-	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
+	if h.m.Workloads {
+		err = h.ingestWorkloads(ctx, start)
+	} else {
+		h.logf("wrote %d objects in %s; waiting for every watched node's views", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
+		h.saveHeapProfile(ctx, "written")
+		h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, totals, lastWrite, "after the ingest")
+	}
 	stopProfiles()
+	if err != nil {
+		return err
+	}
 	h.saveHeapProfile(ctx, "current")
 	after, err := h.proc()
 	if err != nil {
@@ -300,8 +324,38 @@ func (h *Harness) ingest(ctx context.Context) error {
 	return nil
 }
 
+// ingestWorkloads waits, after the ingest's writes with Workloads, until
+// the controllers have settled, reads their slices into the model, and
+// waits for every watched node's views from the first write (start): the
+// last slice write is the controllers', whose time no watcher sees.
+func (h *Harness) ingestWorkloads(ctx context.Context, start time.Time) error {
+	h.logf("wrote %d objects in %s; waiting for the controllers to run every Pod and write it into its Service's slices", h.R.Objects, h.R.WriteTime.Round(time.Millisecond))
+	if err := h.awaitWorkloads(ctx); err != nil {
+		return err
+	}
+	h.R.ControllersSettled = time.Since(start)
+	h.R.Scenario = h.scenario()
+	h.logf("the controllers settled %s after the first write: %s", ms(h.R.ControllersSettled), h.R.Scenario)
+	h.saveHeapProfile(ctx, "written")
+	h.R.IngestCurrent, h.R.IngestStale = h.waitCurrent(ctx, h.expected(), start, "from the first write")
+	if h.R.IngestStale == 0 {
+		// The views may have been current long before the controllers'
+		// settling was seen: the last change any watcher took is when.
+		var last time.Time
+		for _, w := range h.watchers {
+			if changed := w.Changed(); changed.After(last) {
+				last = changed
+			}
+		}
+		h.R.IngestCurrent = last.Sub(start)
+		h.logf("views current from the first write, at the last view change a watcher took: %s", ms(h.R.IngestCurrent))
+	}
+	return nil
+}
+
 // scenarioJobs creates the scenario's Namespace and returns the writes of
-// its Nodes, Services and EndpointSlices, in that order.
+// its Nodes, Services and EndpointSlices, in that order; with Workloads,
+// of its Deployments and DaemonSet instead of the slices.
 func (h *Harness) scenarioJobs(ctx context.Context) ([][]job, error) {
 	if _, err := h.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: h.m.Namespace}}, metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", h.m.Namespace, err)
@@ -320,6 +374,7 @@ func (h *Harness) scenarioJobs(ctx context.Context) ([][]job, error) {
 			_, err := h.kube.CoreV1().Services(h.m.Namespace).Create(ctx, obj, metav1.CreateOptions{})
 			return err
 		}})
+		// With Workloads the model has no slices before the controllers wrote them.
 		for _, sl := range svc.Slices {
 			obj := h.m.SliceObject(svc, sl)
 			slicesJobs = append(slicesJobs, job{key: "slice/" + obj.Name, write: func(ctx context.Context) error {
@@ -327,6 +382,9 @@ func (h *Harness) scenarioJobs(ctx context.Context) ([][]job, error) {
 				return err
 			}})
 		}
+	}
+	if h.m.Workloads {
+		return [][]job{nodes, services, h.workloadJobs()}, nil
 	}
 	return [][]job{nodes, services, slicesJobs}, nil
 }
@@ -498,21 +556,15 @@ func (h *Harness) measure(ctx context.Context, d *Delivery, ch change) error {
 	return nil
 }
 
-// writeSlice writes a slice's state in the model.
-func (h *Harness) writeSlice(svc *Service, sl *Slice) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).Update(ctx, h.m.SliceObject(svc, sl), metav1.UpdateOptions{})
-		return err
-	}
-}
-
-// flip is a readiness flip of a random endpoint of one of svcs.
+// flip is a readiness flip of a random endpoint of one of svcs; with
+// Workloads it is measured from the Pod's patch and includes the
+// EndpointSlice controller's write.
 func (h *Harness) flip(svcs []*Service) change {
 	svc := svcs[h.rng.IntN(len(svcs))]
-	var sl *Slice
+	var write func(context.Context) error
 	return change{affected: []*Service{svc}, moved: -1,
-		mutate: func() { sl = h.m.FlipEndpoint(svc, h.rng) },
-		write:  func(ctx context.Context) error { return h.writeSlice(svc, sl)(ctx) },
+		mutate: func() { write = h.flipWrite(svc) },
+		write:  func(ctx context.Context) error { return write(ctx) },
 	}
 }
 

@@ -22,12 +22,12 @@ import "math/rand/v2"
 // it touched; the caller writes the new state of that object.
 
 // FlipEndpoint flips the readiness of a random endpoint of svc and returns
-// its slice.
-func (m *Model) FlipEndpoint(svc *Service, rng *rand.Rand) *Slice {
+// it and its slice.
+func (m *Model) FlipEndpoint(svc *Service, rng *rand.Rand) (*Slice, *Endpoint) {
 	sl := svc.Slices[rng.IntN(len(svc.Slices))]
 	ep := &sl.Endpoints[rng.IntN(len(sl.Endpoints))]
 	ep.Ready = !ep.Ready
-	return sl
+	return sl, ep
 }
 
 // MoveNode moves node to another unit, chosen at random, with that unit's

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -98,7 +99,9 @@ func (m *Model) NodeObject(i int) *corev1.Node {
 			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}},
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
 			NodeInfo: corev1.NodeSystemInfo{
-				MachineID: fmt.Sprintf("%032x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), BootID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i+1),
+				// Letters in the ID: kwok's Node stage reads an all-digit
+				// one back as a number and fails on the Node from then on.
+				MachineID: fmt.Sprintf("ed9e%028x", i), SystemUUID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), BootID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i+1),
 				KernelVersion: "6.12.0-1-amd64", OSImage: "Debian GNU/Linux 13 (trixie)", ContainerRuntimeVersion: "containerd://2.1.4",
 				KubeletVersion: "v1.37.2", OperatingSystem: "linux", Architecture: "amd64",
 			},
@@ -132,16 +135,58 @@ func ModeAnnotations(mode Mode) map[string]string {
 	return nil
 }
 
-// ServiceObject is svc as written: a ClusterIP Service with one port and
-// no selector, since the harness writes its EndpointSlices itself.
+// ServiceObject is svc as written: a ClusterIP Service with one port; with
+// Workloads it selects its workload's Pods, otherwise it has no selector,
+// since the harness writes its EndpointSlices itself.
 func (m *Model) ServiceObject(svc *Service) *corev1.Service {
-	return &corev1.Service{
+	out := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: svc.Name, Namespace: m.Namespace,
 			Labels:      map[string]string{"app": svc.Name, "scale.gridview.io/scenario": m.Name},
 			Annotations: ModeAnnotations(svc.Mode),
 		},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}
+	if m.Workloads {
+		out.Spec.Selector = podLabels(svc)
+	}
+	return out
+}
+
+// podLabels are the labels of svc's Pods, which its selector selects.
+func podLabels(svc *Service) map[string]string {
+	return map[string]string{"app": svc.Name}
+}
+
+// podTemplate is the Pods of svc's workload with Workloads. kwok runs no
+// container: the image is never pulled, and the port is the one the
+// Service targets, written into its slices.
+func podTemplate(svc *Service) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels(svc)},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: "app", Image: "registry.example.com/edge/workload:v1",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 80, Protocol: corev1.ProtocolTCP}},
+		}}},
+	}
+}
+
+// DeploymentObject runs a 20-endpoint Service's Pods with Workloads:
+// Scale.Endpoints replicas, which the scheduler places.
+func (m *Model) DeploymentObject(svc *Service) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: m.Namespace, Labels: podLabels(svc)},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(m.Scale.Endpoints)),
+			Selector: &metav1.LabelSelector{MatchLabels: podLabels(svc)}, Template: podTemplate(svc)},
+	}
+}
+
+// DaemonSetObject runs the big Service's Pods with Workloads: one on each
+// Node.
+func (m *Model) DaemonSetObject(svc *Service) *appsv1.DaemonSet {
+	return &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: m.Namespace, Labels: podLabels(svc)},
+		Spec:       appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: podLabels(svc)}, Template: podTemplate(svc)},
 	}
 }
 

@@ -21,15 +21,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gridview/gridview/pkg/wrapper"
 	"github.com/gridview/gridview/test/localcluster"
@@ -165,6 +165,7 @@ func (h *Harness) resume(ctx context.Context) error {
 	rv, expired, lists := w.ResourceVersion(), w.expired.Load(), w.lists.Load()
 	big, unannotated := h.m.ServicesOf(ModeNone, true)[0], h.m.ServicesOf(ModeNone, false)
 	var jobs []job
+	touched := map[*Service]bool{}
 	for i := range changes {
 		var svc *Service
 		switch {
@@ -175,15 +176,17 @@ func (h *Harness) resume(ctx context.Context) error {
 		default:
 			svc = h.m.Services[h.rng.IntN(len(h.m.Services)-1)]
 		}
-		obj := h.m.SliceObject(svc, h.m.FlipEndpoint(svc, h.rng))
-		jobs = append(jobs, job{key: "slice/" + obj.Name, write: func(ctx context.Context) error {
-			_, err := h.kube.DiscoveryV1().EndpointSlices(h.m.Namespace).Update(ctx, obj, metav1.UpdateOptions{})
-			return err
-		}})
+		jobs = append(jobs, h.flipEndpoint(svc))
+		touched[svc] = true
 	}
 	totals := h.expected()
 	if err := runJobs(ctx, jobs); err != nil {
 		return fmt.Errorf("making %d changes: %w", changes, err)
+	}
+	// With Workloads the last change is the EndpointSlice controller's
+	// last slice write, which readBack waits for.
+	if err := h.readBack(ctx, slices.Collect(maps.Keys(touched))...); err != nil {
+		return err
 	}
 	lastWrite := time.Now()
 	w.Start(ctx)
@@ -317,7 +320,7 @@ func (h *Harness) restart(ctx context.Context, flip bool) (Restart, error) {
 	var flipWrite func(context.Context) error
 	if flip {
 		big := h.m.ServicesOf(ModeNone, true)[0]
-		flipWrite = h.writeSlice(big, h.m.FlipEndpoint(big, h.rng))
+		flipWrite = h.flipWrite(big)
 	}
 	totals := h.expected()
 	stopped := h.gridview

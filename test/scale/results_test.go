@@ -90,6 +90,17 @@ func TestVerdicts(t *testing.T) {
 		{name: "replica numbering otherwise", r: Results{Replicas: replicas(9, "9", 9, "8")}, row: "b (not leading)", want: "FAIL"},
 		{name: "replica without a resourceVersion", r: Results{Replicas: replicas(9, "", 9, "")}, row: "b (not leading)", want: "FAIL"},
 		{name: "nothing measured", r: Results{}, row: "gridview-apiserver RSS peak", want: "not measured"},
+		{name: "ingest current in time", r: Results{WriteTime: time.Minute, IngestCurrent: 30 * time.Second}, row: "every watched node's views current, after the last write", want: "PASS"},
+		{name: "ingest current late", r: Results{WriteTime: time.Minute, IngestCurrent: 31 * time.Second}, row: "every watched node's views current, after the last write", want: "FAIL"},
+		{
+			// From the first write the controllers' minutes count: no 30 s target.
+			name: "ingest with workloads current", r: Results{Config: Config{Workloads: true}, WriteTime: time.Minute, IngestCurrent: 5 * time.Minute},
+			row: "every watched node's views current, from the first write", want: "PASS",
+		},
+		{
+			name: "ingest with workloads stale", r: Results{Config: Config{Workloads: true}, WriteTime: time.Minute, IngestStale: 1},
+			row: "every watched node's views current, from the first write", want: "FAIL",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, line := range strings.Split(tc.r.Markdown(), "\n") {

@@ -52,6 +52,9 @@ func TestScale(t *testing.T) {
 // many watchers of every EndpointSlice, as vanilla kube-proxy reads them,
 // without gridview. `make test-all` runs it at edge-1k.
 func TestScaleBaseline(t *testing.T) {
+	if cfg, ok, _ := ConfigFromEnv(); ok && cfg.Workloads {
+		t.Skipf("the baseline counts the EndpointSlices the harness writes itself: run it with SCALE_ENDPOINTS=%s", EndpointsSlices)
+	}
 	ctx, _, h, logDir := startHarness(t, "scale-baseline-logs")
 	b, err := h.RunBaseline(ctx)
 	if err != nil {

@@ -92,6 +92,8 @@ type Endpoint struct {
 	Addr  string
 	Node  int
 	Ready bool
+	// Pod is the Pod behind the address, with Model.Workloads.
+	Pod string
 
 	addrHash uint64 // fnv64a(Addr), computed once
 }
@@ -118,9 +120,15 @@ type Model struct {
 	Namespace string
 	Nodes     []Node
 	Services  []*Service
-	// SliceByID indexes every slice; SliceByName maps a slice's name to its ID.
+	// SliceByID indexes every slice; SliceByName maps a slice's name to its
+	// ID. With Workloads an ID may be nil: a slice the EndpointSlice
+	// controller wrote and removed again.
 	SliceByID   []*Slice
 	SliceByName map[string]int32
+	// Workloads: the Services select the Pods of a Deployment each, the big
+	// one a DaemonSet's, and the slices are read back from the EndpointSlice
+	// controller's (UseWorkloads).
+	Workloads bool
 }
 
 // NodeName names node i as issue 12 does: edge-00000, edge-00001, ...
@@ -194,8 +202,19 @@ func (m *Model) addSlice(svc *Service, name string) *Slice {
 // Endpoints counts every endpoint of the scenario.
 func (m *Model) Endpoints() int {
 	n := 0
-	for _, sl := range m.SliceByID {
-		n += len(sl.Endpoints)
+	for _, svc := range m.Services {
+		for _, sl := range svc.Slices {
+			n += len(sl.Endpoints)
+		}
+	}
+	return n
+}
+
+// SliceCount counts every slice of the scenario.
+func (m *Model) SliceCount() int {
+	n := 0
+	for _, svc := range m.Services {
+		n += len(svc.Slices)
 	}
 	return n
 }

@@ -122,6 +122,8 @@ type Watcher struct {
 	entries map[int32]uint64
 	legacy  map[string][]int32 // the old shape's object name -> its slices
 	total   uint64
+	// changed is when an event or a list last changed the total.
+	changed time.Time
 	rv      string
 	probe   *probe
 	lastErr error
@@ -249,6 +251,7 @@ func (w *Watcher) list(ctx context.Context) error {
 	w.lists.Add(1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	before := w.total
 	clear(w.entries)
 	w.legacy, w.total = nil, 0
 	for i := range list.Items {
@@ -256,6 +259,7 @@ func (w *Watcher) list(ctx context.Context) error {
 			w.upsert(&list.Items[i])
 		}
 	}
+	w.stampChange(before)
 	w.rv = list.Metadata.ResourceVersion
 	w.observed()
 	return nil
@@ -308,11 +312,13 @@ func (w *Watcher) apply(ev *wireEvent) error {
 		if !w.c.ours(&ev.Object) {
 			return nil
 		}
+		before := w.total
 		if ev.Type == "DELETED" {
 			w.remove(&ev.Object)
 		} else {
 			w.upsert(&ev.Object)
 		}
+		w.stampChange(before)
 	case "BOOKMARK":
 		w.rv = ev.Object.Metadata.ResourceVersion
 		return nil
@@ -326,6 +332,20 @@ func (w *Watcher) apply(ev *wireEvent) error {
 	}
 	w.observed()
 	return nil
+}
+
+// stampChange records, under w.mu, when the total moved from before.
+func (w *Watcher) stampChange(before uint64) {
+	if w.total != before {
+		w.changed = time.Now()
+	}
+}
+
+// Changed is when the watcher's total last changed.
+func (w *Watcher) Changed() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changed
 }
 
 // upsert and remove run under w.mu.

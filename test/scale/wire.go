@@ -16,7 +16,10 @@ limitations under the License.
 
 package scale
 
-import "sync"
+import (
+	"maps"
+	"sync"
+)
 
 // The few fields of NodeEndpoints a watcher decodes; encoding/json skips
 // the rest. Watchers share the machine with the control plane they measure,
@@ -95,8 +98,12 @@ type names struct {
 	byID    []string // unknown names, from len(known)
 }
 
+// newNames knows the model's slices as they are now. With Workloads the
+// model has none yet: every name is numbered as the watchers first see it,
+// and the model takes the same numbers when it reads the slices back.
 func newNames(m *Model) *names {
-	return &names{known: m.SliceByName, slices: m.SliceByID, unknown: map[string]int32{}}
+	// A copy: SetSlices changes the model's map while watchers look names up.
+	return &names{known: maps.Clone(m.SliceByName), slices: m.SliceByID, unknown: map[string]int32{}}
 }
 
 // name is the name of a slice ID.
