@@ -73,7 +73,7 @@ func (h *Harness) awaitWorkloads(ctx context.Context) error {
 		return last == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the controllers not settled within %s: %w (last: %v)", controllersTimeout, err, last)
+		return fmt.Errorf("the controllers not settled within %s: %w (last: %w)", controllersTimeout, err, last)
 	}
 	byService, err := h.slicesByService(ctx, metav1.ListOptions{})
 	if err != nil {
