@@ -90,13 +90,24 @@ func (c *Cluster) startWorkloads(ctx context.Context) error {
 // by default: with the scale harness's 1,000 Nodes renewing a Lease every
 // 10 s and 11,000 Pods starting, 4 Lease workers fell 40 s behind on two
 // busy cores, kube-controller-manager marked Nodes unreachable and tainted
-// them, and their Pods went unscheduled.
+// them, and their Pods went unscheduled. A configuration file replaces
+// kwok's defaults rather than adding to them, so the other options are
+// written out with kwok v0.8.0's default values: without them no worker
+// would sync the Pods of a Node kwok takes over after they were created,
+// and a Pod on a Node without a podCIDR would get no IP.
 const kwokOptions = `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   nodeLeaseParallelism: 32
   nodePlayStageParallelism: 8
   podPlayStageParallelism: 16
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  cidr: 10.0.0.0/24
+  enableDebuggingHandlers: true
+  enableProfilingHandler: true
+  enableContentionProfiling: false
 `
 
 // componentClientFlags lift kube-controller-manager's and kube-scheduler's
