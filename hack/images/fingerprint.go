@@ -23,7 +23,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -57,7 +56,7 @@ func inputsFingerprint(root string, names []string, meta metadata) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if err := hashFile(h, self); err != nil {
+	if err := copyFile(h, self); err != nil {
 		return "", err
 	}
 	goEnv, err := goOutput(root, nil, "env", "GOVERSION", "GOFLAGS", "GOEXPERIMENT", "GOWORK")
@@ -70,7 +69,7 @@ func inputsFingerprint(root string, names []string, meta metadata) (string, erro
 		modules = append(modules, work[len(work)-1])
 	}
 	for _, file := range modules {
-		if err := hashFile(h, file); err != nil {
+		if err := copyFile(h, file); err != nil {
 			return "", err
 		}
 	}
@@ -91,23 +90,13 @@ func inputsFingerprint(root string, names []string, meta metadata) (string, erro
 				continue
 			}
 			for _, file := range fields[2:] {
-				if err := hashFile(h, filepath.Join(fields[1], file)); err != nil {
+				if err := copyFile(h, filepath.Join(fields[1], file)); err != nil {
 					return "", err
 				}
 			}
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func hashFile(h io.Writer, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = io.Copy(h, f)
-	return err
 }
 
 func goOutput(root string, env []string, args ...string) ([]byte, error) {

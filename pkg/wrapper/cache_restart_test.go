@@ -17,12 +17,10 @@ limitations under the License.
 package wrapper
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,13 +120,7 @@ func TestFailedSavesBackOff(t *testing.T) {
 			return v
 		}
 		before := failed()
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		wg.Go(func() { keepCached(ctx, state, dir, "edge-1", cacheQuiet, cacheMaxStale) })
-		defer func() {
-			cancel()
-			wg.Wait()
-		}()
+		runKeepCached(t, state, dir, cacheQuiet, cacheMaxStale)
 
 		// Tried after 2 s of quiet, then 1, 2, 4, 8, 16 and 32 s later.
 		time.Sleep(time.Minute)

@@ -79,13 +79,7 @@ func TestCacheIsWrittenWhenQuietOrStale(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, legacyCacheFile), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
-		defer func() {
-			cancel()
-			wg.Wait()
-		}()
+		runKeepCached(t, state, dir, quiet, maxStale)
 		savedRV := func() uint64 {
 			rv, _, _ := LoadCache(dir, "edge-1")
 			return rv
@@ -178,13 +172,7 @@ func TestCacheIsWrittenOnlyOnceSynced(t *testing.T) {
 		const quiet, maxStale = 40 * time.Millisecond, 80 * time.Millisecond
 		state := NewState(1, nil)
 		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(t.Context())
-		var wg sync.WaitGroup
-		wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
-		defer func() {
-			cancel()
-			wg.Wait()
-		}()
+		runKeepCached(t, state, dir, quiet, maxStale)
 		for i := range 10 {
 			state.Set(testService(fmt.Sprintf("svc-%d", i), "10.96.0.10", nil))
 			time.Sleep(quiet / 2)
@@ -257,4 +245,15 @@ func TestStartFromCachePublishesNothingForAnUnchangedCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runKeepCached keeps edge-1's cache in dir until the test ends.
+func runKeepCached(t *testing.T, state *State, dir string, quiet, maxStale time.Duration) {
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { keepCached(ctx, state, dir, "edge-1", quiet, maxStale) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
 }
