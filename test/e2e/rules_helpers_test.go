@@ -191,13 +191,7 @@ func (s ruleSite) setReady(t *testing.T, service, node string, ready bool) {
 
 func (s ruleSite) patchReady(t *testing.T, pod string, ready bool) {
 	t.Helper()
-	status := corev1.ConditionFalse
-	if ready {
-		status = corev1.ConditionTrue
-	}
-	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
-	if _, err := kubeClient.CoreV1().Pods(s.NS).Patch(context.Background(), pod, types.StrategicMergePatchType, []byte(patch),
-		metav1.PatchOptions{}, "status"); err != nil {
+	if err := localcluster.SetPodReady(context.Background(), kubeClient, s.NS, pod, ready); err != nil {
 		t.Fatal(err)
 	}
 }

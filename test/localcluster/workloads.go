@@ -32,6 +32,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -285,6 +286,18 @@ func CheckWorkloads(ctx context.Context, client kubernetes.Interface, namespace 
 		}
 	}
 	return nil
+}
+
+// SetPodReady sets a Pod's Ready condition, as its kubelet would: kwok
+// leaves a running Pod's conditions alone after it made it Ready.
+func SetPodReady(ctx context.Context, client kubernetes.Interface, namespace, pod string, ready bool) error {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	patch := fmt.Appendf(nil, `{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
+	_, err := client.CoreV1().Pods(namespace).Patch(ctx, pod, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
 }
 
 // PodReady reports whether pod's Ready condition is true, as kubelet last

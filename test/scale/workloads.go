@@ -24,10 +24,8 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gridview/gridview/test/localcluster"
@@ -143,15 +141,9 @@ func (h *Harness) flipEndpoint(svc *Service) job {
 			return err
 		}}
 	}
-	status := corev1.ConditionFalse
-	if ep.Ready {
-		status = corev1.ConditionTrue
-	}
-	patch := fmt.Appendf(nil, `{"status":{"conditions":[{"type":%q,"status":%q}]}}`, corev1.PodReady, status)
-	pod := ep.Pod
+	pod, ready := ep.Pod, ep.Ready
 	return job{key: "pod/" + pod, write: func(ctx context.Context) error {
-		_, err := h.kube.CoreV1().Pods(h.m.Namespace).Patch(ctx, pod, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-		return err
+		return localcluster.SetPodReady(ctx, h.kube, h.m.Namespace, pod, ready)
 	}}
 }
 
